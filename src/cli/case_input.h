@@ -1,0 +1,23 @@
+// Reading case files named on the command line ("-" is standard input) and
+// listing the case files of a corpus folder.
+#ifndef R3_CLI_CASE_INPUT_H_
+#define R3_CLI_CASE_INPUT_H_
+
+#include <string>
+#include <vector>
+
+#include "r3/case/case.h"
+
+namespace r3::cli {
+
+Case ReadCaseArg(const std::string& path);
+
+// *.r3case files directly under `dir`, sorted by name; none if it is absent.
+std::vector<std::string> ListCaseFiles(const std::string& dir);
+
+// The corpus shipped with the source tree, unless R3CHECK_CORPUS is set.
+std::string DefaultCorpusDir();
+
+}  // namespace r3::cli
+
+#endif  // R3_CLI_CASE_INPUT_H_

@@ -1,0 +1,43 @@
+#include <iostream>
+#include <memory>
+
+#include "cli/case_input.h"
+#include "cli/commands.h"
+#include "cli/sut_flags.h"
+#include "r3/check/report.h"
+#include "r3/check/run_case.h"
+
+namespace r3::cli {
+namespace {
+
+struct ExplainArgs {
+  std::string path;
+  bool json = false;
+  SutFlags flags;
+};
+
+void RunExplain(const ExplainArgs& args, int* exit_code) {
+  const sut::SutOptions options = args.flags.Resolve();
+  const Case c = ReadCaseArg(args.path);
+  const check::CaseResult result = check::RunCase(c, options);
+  if (args.json) {
+    std::cout << check::ExplainJson(c, result, options).dump(2) << "\n";
+  } else {
+    std::cout << check::ExplainText(c, result, options);
+  }
+  *exit_code = result.PassesOrKnown() ? 0 : 1;
+}
+
+}  // namespace
+
+void AddExplainCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ExplainArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "explain", "show the layout, an ASCII strip of each gathered tensor, and every rank's capture");
+  cmd->add_option("CASE", args->path, "case file (- for stdin)")->required();
+  cmd->add_flag("--json", args->json, "print JSON instead of text");
+  args->flags.AddTo(*cmd);
+  cmd->callback([args, exit_code] { RunExplain(*args, exit_code); });
+}
+
+}  // namespace r3::cli

@@ -1,0 +1,45 @@
+// r3check: property-based verification of vLLM's routed-experts capture.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/sut_flags.h"
+#include "r3/case/case_format.h"
+#include "r3/case/checked_math.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"r3check: checks vLLM's routing-replay capture and buffer sizing against a "
+               "reference model of gathered-shard layouts"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  r3::cli::AddCheckCommand(app, &exit_code);
+  r3::cli::AddExplainCommand(app, &exit_code);
+  r3::cli::AddSizingCommand(app, &exit_code);
+  r3::cli::AddVerifyCommand(app, &exit_code);
+  r3::cli::AddMutantsCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "r3check: %s\n", e.what());
+    return 2;
+  } catch (const r3::CaseFormatError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  } catch (const r3::cli::UsageError& e) {
+    std::fprintf(stderr, "r3check: %s\n", e.what());
+    return 2;
+  } catch (const r3::OverflowError& e) {
+    std::fprintf(stderr, "r3check: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "r3check: internal error: %s\n", e.what());
+    return 3;
+  }
+  return exit_code;
+}

@@ -1,0 +1,44 @@
+#include <iostream>
+#include <memory>
+
+#include "cli/case_input.h"
+#include "cli/commands.h"
+#include "cli/sut_flags.h"
+#include "r3/check/sizing_report.h"
+
+namespace r3::cli {
+namespace {
+
+struct SizingArgs {
+  std::string path;
+  bool json = false;
+  std::vector<std::string> mutants;
+};
+
+void RunSizing(const SizingArgs& args, int* exit_code) {
+  SutFlags flags;
+  flags.mutants = args.mutants;
+  const sut::SutOptions options = flags.Resolve();
+  const Case c = ReadCaseArg(args.path);
+  const check::SizingReport report = check::BuildSizingReport(c, options.mutants);
+  if (args.json) {
+    std::cout << check::SizingJson(report).dump(2) << "\n";
+  } else {
+    std::cout << check::SizingText(c, report);
+  }
+  *exit_code = 0;
+}
+
+}  // namespace
+
+void AddSizingCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<SizingArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "sizing", "the exact replay-buffer bound and each policy's rows, safety, slack and bytes");
+  cmd->add_option("CASE", args->path, "case file (- for stdin)")->required();
+  cmd->add_flag("--json", args->json, "print JSON instead of text");
+  cmd->add_option("--mutant", args->mutants, "switch on a seeded sizing bug (repeatable)");
+  cmd->callback([args, exit_code] { RunSizing(*args, exit_code); });
+}
+
+}  // namespace r3::cli

@@ -1,0 +1,153 @@
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "cli/case_input.h"
+#include "cli/commands.h"
+#include "cli/sut_flags.h"
+#include "r3/case/case_format.h"
+#include "r3/check/report.h"
+#include "r3/check/run_case.h"
+#include "r3/sample/case_sampler.h"
+
+namespace r3::cli {
+namespace {
+
+struct VerifyArgs {
+  int64_t cases = 1000;
+  uint64_t seed = 1;
+  std::string corpus;
+  SutFlags flags;
+};
+
+struct Tally {
+  int64_t cases = 0;
+  int64_t pass = 0;
+  int64_t known = 0;
+  int64_t fail = 0;
+};
+
+class Verifier {
+ public:
+  Verifier(const VerifyArgs& args, sut::SutOptions options)
+      : args_(args), options_(std::move(options)) {}
+
+  int Run() {
+    const std::string corpus = args_.corpus.empty() ? DefaultCorpusDir() : args_.corpus;
+    std::cout << "r3check verify: " << check::DescribeOptions(options_) << "\n"
+              << "corpus " << corpus << ", " << args_.cases << " generated cases, seed "
+              << args_.seed << "\n\n";
+    // Regressions run first: they are the cases that failed before.
+    RunFiles("regressions", ListCaseFiles(corpus + "/regressions"), /*expect_finding=*/false);
+    RunFiles("seeds", ListCaseFiles(corpus + "/seeds"), /*expect_finding=*/false);
+    RunFiles("findings", ListCaseFiles(corpus + "/findings"), /*expect_finding=*/true);
+    RunGenerated();
+    PrintSummary();
+    return failures_ > 0 ? 1 : 0;
+  }
+
+ private:
+  void Judge(const std::string& source, const std::string& label, const Case& c,
+             bool expect_finding) {
+    Tally& tally = tallies_[label];
+    ++tally.cases;
+    const check::CaseResult result = check::RunCase(c, options_);
+    for (const check::KnownFinding* f : result.explained) {
+      if (f != nullptr) ++finding_counts_[std::string(f->id)];
+    }
+    if (!result.PassesOrKnown()) {
+      ++tally.fail;
+      ++failures_;
+      std::cout << check::VerdictText(source, result, options_) << "--- case ---\n"
+                << PrintCase(c) << "------------\n";
+    } else if (!result.verdict.ok()) {
+      ++tally.known;
+    } else if (expect_finding) {
+      // A pinned finding that no longer fails: vLLM's behaviour changed.
+      ++tally.fail;
+      ++failures_;
+      std::cout << source << ": FAIL, the known finding no longer reproduces ("
+                << check::DescribeOptions(options_) << ")\n";
+    } else {
+      ++tally.pass;
+    }
+  }
+
+  void RunFiles(const std::string& label, const std::vector<std::string>& files,
+                bool expect_finding) {
+    tallies_[label];
+    order_.push_back(label);
+    for (const std::string& path : files) Judge(path, label, LoadCaseFile(path), expect_finding);
+  }
+
+  void RunGenerated() {
+    order_.push_back("generated");
+    tallies_["generated"];
+    sample::CaseSampler sampler(args_.seed);
+    const int64_t progress_every = 10000;
+    for (int64_t i = 0; i < args_.cases; ++i) {
+      const Case c = sampler.Next();
+      Judge("generated case " + std::to_string(i) + " (seed " + std::to_string(args_.seed) + ")",
+            "generated", c, /*expect_finding=*/false);
+      if ((i + 1) % progress_every == 0 && i + 1 < args_.cases) {
+        std::fprintf(stderr, "verify: %lld/%lld generated cases, %lld failing so far\n",
+                     static_cast<long long>(i + 1), static_cast<long long>(args_.cases),
+                     static_cast<long long>(failures_));
+      }
+    }
+  }
+
+  void PrintSummary() const {
+    Tally total;
+    char line[128];
+    std::printf("%-12s %8s %8s %8s %8s\n", "source", "cases", "pass", "known", "fail");
+    std::cout.flush();
+    for (const std::string& label : order_) {
+      const Tally& t = tallies_.at(label);
+      std::snprintf(line, sizeof line, "%-12s %8lld %8lld %8lld %8lld\n", label.c_str(),
+                    static_cast<long long>(t.cases), static_cast<long long>(t.pass),
+                    static_cast<long long>(t.known), static_cast<long long>(t.fail));
+      std::cout << line;
+      total.cases += t.cases;
+      total.pass += t.pass;
+      total.known += t.known;
+      total.fail += t.fail;
+    }
+    std::snprintf(line, sizeof line, "%-12s %8lld %8lld %8lld %8lld\n", "total",
+                  static_cast<long long>(total.cases), static_cast<long long>(total.pass),
+                  static_cast<long long>(total.known), static_cast<long long>(total.fail));
+    std::cout << line;
+    if (!finding_counts_.empty()) {
+      std::cout << "known-finding violations (see corpus/findings/):";
+      for (const auto& [id, count] : finding_counts_) std::cout << " " << id << " x" << count;
+      std::cout << "\n";
+    }
+    std::cout << (failures_ == 0 ? "verify: OK\n" : "verify: FAILED\n");
+  }
+
+  const VerifyArgs& args_;
+  sut::SutOptions options_;
+  std::map<std::string, Tally> tallies_;
+  std::vector<std::string> order_;
+  std::map<std::string, int64_t> finding_counts_;
+  int64_t failures_ = 0;
+};
+
+}  // namespace
+
+void AddVerifyCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<VerifyArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "verify", "the main job: the corpus (regressions first) plus N seeded generated cases");
+  cmd->add_option("--cases", args->cases, "generated cases to check")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_option("--seed", args->seed, "seed of the case sampler");
+  cmd->add_option("--corpus", args->corpus, "corpus folder (default: the source tree's corpus/)");
+  args->flags.AddTo(*cmd);
+  cmd->callback([args, exit_code] {
+    *exit_code = Verifier(*args, args->flags.Resolve()).Run();
+  });
+}
+
+}  // namespace r3::cli

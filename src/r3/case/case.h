@@ -1,0 +1,64 @@
+// A case: one deployment configuration plus one scheduler step. This is the
+// unit every part of r3check produces, stores, and judges.
+#ifndef R3_CASE_CASE_H_
+#define R3_CASE_CASE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace r3 {
+
+enum class Dispatch {
+  kNaive,     // all-gather before the kernel (AgRsAll2AllManager)
+  kInternal,  // the kernel combines DP itself; the router sees local rows
+};
+
+enum class SpMode { kAuto, kOn, kOff };
+
+struct Config {
+  int64_t dp = 1;
+  int64_t tp = 1;
+  bool ep = false;
+  Dispatch dispatch = Dispatch::kNaive;
+  SpMode sp = SpMode::kAuto;
+  int64_t max_num_batched_tokens = 1;
+  int64_t top_k = 1;
+  int64_t num_experts = 1;
+  int64_t num_layers = 1;
+
+  friend bool operator==(const Config&, const Config&) = default;
+};
+
+struct Step {
+  std::vector<int64_t> tokens;  // real (scheduled) tokens per DP rank
+  std::vector<int64_t> padded;  // N: per DP rank after CUDA-graph/DP padding
+
+  friend bool operator==(const Step&, const Step&) = default;
+};
+
+struct Case {
+  Config config;
+  Step step;
+
+  friend bool operator==(const Case&, const Case&) = default;
+};
+
+std::string_view DispatchName(Dispatch dispatch);
+std::string_view SpModeName(SpMode mode);
+
+// A field-level problem: which field, and what is wrong with it.
+struct FieldError {
+  std::string field;
+  std::string message;
+};
+
+// Checks ranges and step legality (0 <= tokens[d] <= padded[d] <= M, SP
+// forced on only where vLLM can turn it on). Returns the first problem, or an
+// empty field name when the case is valid.
+FieldError ValidateCase(const Case& c);
+
+}  // namespace r3
+
+#endif  // R3_CASE_CASE_H_

@@ -1,0 +1,190 @@
+#include "r3/check/report.h"
+
+#include <sstream>
+
+#include "r3/check/strip.h"
+#include "r3/model/sizing.h"
+
+namespace r3::check {
+namespace {
+
+std::string ListText(const std::vector<int64_t>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ", ";
+    if (i == 32 && values.size() > 40) {
+      out += "... " + std::to_string(values.size() - 32) + " more";
+      break;
+    }
+    out += std::to_string(values[i]);
+  }
+  return out + "]";
+}
+
+std::string ViolationLine(const Violation& v, const KnownFinding* finding) {
+  std::string line = "  [" + std::to_string(static_cast<int>(v.invariant)) + " " +
+                     std::string(InvariantName(v.invariant)) + "] " + v.message;
+  if (finding != nullptr) line += "  (known finding " + std::string(finding->id) + ")";
+  return line;
+}
+
+}  // namespace
+
+std::string DescribeOptions(const sut::SutOptions& options) {
+  std::string out = "sut " + std::string(sut::SutName(options.version)) + ", policy " +
+                    std::string(sut::PolicyName(options.policy));
+  for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
+    if (options.mutants.has(m.id)) out += ", mutant " + std::string(m.name);
+  }
+  return out;
+}
+
+std::string VerdictText(const std::string& source, const CaseResult& result,
+                        const sut::SutOptions& options, size_t max_violations) {
+  std::ostringstream out;
+  const auto& violations = result.verdict.violations;
+  const int unexplained = result.CountUnexplained();
+  out << source << ": ";
+  if (violations.empty()) {
+    out << "PASS";
+  } else if (unexplained == 0) {
+    out << "PASS with " << violations.size() << " known-finding violation(s)";
+  } else {
+    out << "FAIL, " << violations.size() << " violation(s)";
+  }
+  out << " (" << DescribeOptions(options) << ")\n";
+  for (size_t i = 0; i < violations.size() && i < max_violations; ++i) {
+    out << ViolationLine(violations[i], result.explained[i]) << '\n';
+  }
+  if (violations.size() > max_violations) {
+    out << "  ... and " << violations.size() - max_violations << " more\n";
+  }
+  return out.str();
+}
+
+std::string ExplainText(const Case& c, const CaseResult& result, const sut::SutOptions& options) {
+  const Config& cfg = c.config;
+  const model::Layout& layout = result.layout;
+  std::ostringstream out;
+  out << "configuration: DP " << cfg.dp << ", TP " << cfg.tp << ", EP "
+      << (cfg.ep ? "on (EP size " + std::to_string(cfg.dp * cfg.tp) + ")" : std::string("off"))
+      << ", " << DispatchName(cfg.dispatch) << " dispatch, SP "
+      << (layout.sp ? "on" : "off") << " (sp " << SpModeName(cfg.sp) << "), M "
+      << cfg.max_num_batched_tokens << ", top_k " << cfg.top_k << "\n";
+  out << "step: tokens " << ListText(c.step.tokens) << ", N (padded) "
+      << ListText(c.step.padded) << "\n";
+  out << "local_sizes: "
+      << (layout.local_sizes ? ListText(*layout.local_sizes) : std::string("unset (no DP metadata)"))
+      << "\n";
+  switch (layout.group) {
+    case model::GatherGroup::kNone:
+      out << "dispatch: no gather before the kernel; each router sees its "
+          << (layout.sp ? "own SP shard" : "own DP rank's rows") << "\n";
+      break;
+    case model::GatherGroup::kDp:
+      out << "dispatch: all_gatherv over each DP group (sizes = N), DP-rank order\n";
+      break;
+    case model::GatherGroup::kEp:
+      out << "dispatch: all_gatherv over the EP group (sizes = local_sizes), EP rank d*T+t order\n";
+      break;
+  }
+  const sut::Observation& obs = result.observation;
+  out << "replay buffer: " << obs.replay_rows << " rows (policy " << obs.policy
+      << "), kernel input " << layout.kernel_rows << " rows, exact bound "
+      << model::RequiredReplayRows(cfg) << ": "
+      << (layout.kernel_rows <= obs.replay_rows ? "fits" : "DOES NOT FIT") << "\n\n";
+
+  for (size_t i = 0; i < layout.tensors.size() && i < 8; ++i) {
+    const RowRuns& runs = layout.tensors[i].runs();
+    out << "tensor " << i << " (" << layout.tensors[i].rows() << " rows, digits = owner DP rank, "
+        << "'.' = SP padding)\n  " << RenderStrip(runs) << "\n  " << RenderLegend(runs) << "\n";
+  }
+  if (layout.tensors.size() > 8) out << "  ... " << layout.tensors.size() - 8 << " more tensors\n";
+  out << "\nranks (" << DescribeOptions(options) << "):\n";
+  const size_t shown = std::min<size_t>(layout.ranks.size(), 64);
+  for (size_t i = 0; i < shown; ++i) {
+    const model::RankLayout& r = layout.ranks[i];
+    const sut::RankObservation& o = obs.ranks[i];
+    const bool ok = o.error.empty() && o.captured == r.expected;
+    out << "  dp" << r.dp << "/tp" << r.tp << ": sees tensor " << r.tensor << ", n=" << o.n
+        << ", branch " << sut::BranchName(o.branch) << ", "
+        << (o.error.empty() ? "captured " + DescribeRuns(o.captured) : o.error)
+        << "; expected " << DescribeRuns(r.expected) << (ok ? "  ok" : "  WRONG") << "\n";
+  }
+  if (layout.ranks.size() > shown) out << "  ... " << layout.ranks.size() - shown << " more ranks\n";
+  out << "\n" << VerdictText("verdict", result, options);
+  return out.str();
+}
+
+nlohmann::ordered_json RunsJson(const RowRuns& runs) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const RowRun& run : runs) {
+    if (run.is_pad()) {
+      list.push_back({{"pad", run.count}});
+    } else {
+      list.push_back({{"dp", run.dp}, {"from", run.first}, {"count", run.count}});
+    }
+  }
+  return list;
+}
+
+nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
+                                   const sut::SutOptions& options) {
+  const model::Layout& layout = result.layout;
+  const sut::Observation& obs = result.observation;
+  nlohmann::ordered_json j;
+  j["sut"] = sut::SutName(options.version);
+  nlohmann::ordered_json mutants = nlohmann::ordered_json::array();
+  for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
+    if (options.mutants.has(m.id)) mutants.push_back(m.name);
+  }
+  j["mutants"] = mutants;
+  j["sp"] = layout.sp;
+  j["dispatch"] = DispatchName(c.config.dispatch);
+  j["gather_group"] = model::GatherGroupName(layout.group);
+  j["tokens"] = c.step.tokens;
+  j["N"] = c.step.padded;
+  j["local_sizes"] = layout.local_sizes ? nlohmann::ordered_json(*layout.local_sizes)
+                                        : nlohmann::ordered_json(nullptr);
+  j["replay"] = {{"policy", obs.policy},
+                 {"buffer_rows", obs.replay_rows},
+                 {"kernel_rows", layout.kernel_rows},
+                 {"required_rows", model::RequiredReplayRows(c.config)},
+                 {"fits", layout.kernel_rows <= obs.replay_rows}};
+  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+  for (const RowTensor& t : layout.tensors) tensors.push_back(RunsJson(t.runs()));
+  j["tensors"] = tensors;
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < layout.ranks.size(); ++i) {
+    const model::RankLayout& r = layout.ranks[i];
+    const sut::RankObservation& o = obs.ranks[i];
+    ranks.push_back({{"dp", r.dp},
+                     {"tp", r.tp},
+                     {"n", o.n},
+                     {"tensor", r.tensor},
+                     {"branch", sut::BranchName(o.branch)},
+                     {"error", o.error.empty() ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(o.error)},
+                     {"captured", RunsJson(o.captured)},
+                     {"expected", RunsJson(r.expected)},
+                     {"ok", o.error.empty() && o.captured == r.expected}});
+  }
+  j["ranks"] = ranks;
+  nlohmann::ordered_json violations = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < result.verdict.violations.size(); ++i) {
+    const Violation& v = result.verdict.violations[i];
+    const KnownFinding* f = result.explained[i];
+    violations.push_back({{"invariant", static_cast<int>(v.invariant)},
+                          {"name", InvariantName(v.invariant)},
+                          {"dp", v.dp},
+                          {"tp", v.tp},
+                          {"message", v.message},
+                          {"known_finding", f ? nlohmann::ordered_json(f->id)
+                                              : nlohmann::ordered_json(nullptr)}});
+  }
+  j["violations"] = violations;
+  j["ok"] = result.verdict.ok();
+  return j;
+}
+
+}  // namespace r3::check

@@ -1,0 +1,34 @@
+// Human-readable and JSON reports of a CaseResult: the verdict of `check`
+// and the layout walk-through of `explain`.
+#ifndef R3_CHECK_REPORT_H_
+#define R3_CHECK_REPORT_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "r3/case/case.h"
+#include "r3/check/run_case.h"
+#include "r3/sut/sut.h"
+
+namespace r3::check {
+
+// "sut vllm-post-50874, policy pr50874[, mutant NAME]"
+std::string DescribeOptions(const sut::SutOptions& options);
+
+// One verdict: a PASS/FAIL headline, then each violation (capped at
+// `max_violations` lines, with a count of the rest).
+std::string VerdictText(const std::string& source, const CaseResult& result,
+                        const sut::SutOptions& options, size_t max_violations = 12);
+
+// The layout in words, an ASCII strip per distinct gathered tensor, and per
+// rank: n, branch, captured and expected rows.
+std::string ExplainText(const Case& c, const CaseResult& result, const sut::SutOptions& options);
+
+nlohmann::ordered_json RunsJson(const RowRuns& runs);
+nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
+                                   const sut::SutOptions& options);
+
+}  // namespace r3::check
+
+#endif  // R3_CHECK_REPORT_H_

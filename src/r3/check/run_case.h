@@ -1,0 +1,35 @@
+// One case through the whole flow: model, SUT, invariants, known findings.
+#ifndef R3_CHECK_RUN_CASE_H_
+#define R3_CHECK_RUN_CASE_H_
+
+#include <vector>
+
+#include "r3/case/case.h"
+#include "r3/check/known_findings.h"
+#include "r3/check/verdict.h"
+#include "r3/model/layout.h"
+#include "r3/sut/observation.h"
+#include "r3/sut/sut.h"
+
+namespace r3::check {
+
+struct CaseResult {
+  model::Layout layout;
+  sut::Observation observation;
+  Verdict verdict;
+  // explained[i]: the known finding behind verdict.violations[i], or nullptr.
+  std::vector<const KnownFinding*> explained;
+
+  // No violation that a known finding does not explain.
+  bool PassesOrKnown() const;
+  int CountUnexplained() const;
+};
+
+CaseResult RunCase(const Case& c, const sut::SutOptions& options);
+
+// Judges an observation from another producer (the GPU path) the same way.
+CaseResult JudgeObservation(const Case& c, sut::Observation observation);
+
+}  // namespace r3::check
+
+#endif  // R3_CHECK_RUN_CASE_H_

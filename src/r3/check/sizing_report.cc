@@ -1,0 +1,69 @@
+#include "r3/check/sizing_report.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "r3/case/checked_math.h"
+#include "r3/model/layout.h"
+#include "r3/model/sizing.h"
+#include "r3/sut/replay_sizing.h"
+
+namespace r3::check {
+
+SizingReport BuildSizingReport(const Case& c, const sut::MutantSet& mutants) {
+  SizingReport report;
+  report.required_rows = model::RequiredReplayRows(c.config);
+  report.step_kernel_rows = model::BuildLayout(c).kernel_rows;
+  for (const sut::PolicyInfo& info : sut::PolicyCatalogue()) {
+    PolicySizing p;
+    p.name = std::string(info.name);
+    p.rows = sut::ReplayBufferRows(c.config, info.id, mutants);
+    p.safe = p.rows >= report.required_rows;
+    p.slack = report.required_rows == 0
+                  ? 0.0
+                  : static_cast<double>(p.rows) / static_cast<double>(report.required_rows);
+    p.bytes_per_layer = CheckedMul(CheckedMul(p.rows, c.config.top_k), 2);
+    p.bytes_all_layers = CheckedMul(p.bytes_per_layer, c.config.num_layers);
+    report.policies.push_back(p);
+  }
+  return report;
+}
+
+std::string SizingText(const Case& c, const SizingReport& report) {
+  std::ostringstream out;
+  out << "exact bound: " << report.required_rows
+      << " rows (most kernel-input rows over every legal step)\n"
+      << "this step:   " << report.step_kernel_rows << " rows\n"
+      << "int16 replay buffer, top_k " << c.config.top_k << ", " << c.config.num_layers
+      << " layer(s)\n\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "%-8s %12s  %-6s %8s %16s %18s\n", "policy", "rows", "safe",
+                "slack", "bytes/layer", "bytes/all layers");
+  out << line;
+  for (const PolicySizing& p : report.policies) {
+    std::snprintf(line, sizeof line, "%-8s %12lld  %-6s %7.3fx %16lld %18lld\n", p.name.c_str(),
+                  static_cast<long long>(p.rows), p.safe ? "yes" : "NO", p.slack,
+                  static_cast<long long>(p.bytes_per_layer),
+                  static_cast<long long>(p.bytes_all_layers));
+    out << line;
+  }
+  return out.str();
+}
+
+nlohmann::ordered_json SizingJson(const SizingReport& report) {
+  nlohmann::ordered_json j;
+  j["required_rows"] = report.required_rows;
+  j["step_kernel_rows"] = report.step_kernel_rows;
+  nlohmann::ordered_json policies = nlohmann::ordered_json::object();
+  for (const PolicySizing& p : report.policies) {
+    policies[p.name] = {{"rows", p.rows},
+                        {"safe", p.safe},
+                        {"slack", p.slack},
+                        {"bytes_per_layer", p.bytes_per_layer},
+                        {"bytes_all_layers", p.bytes_all_layers}};
+  }
+  j["policies"] = policies;
+  return j;
+}
+
+}  // namespace r3::check

@@ -1,0 +1,51 @@
+#include "r3/check/strip.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace r3::check {
+namespace {
+
+char OwnerChar(const RowRun& run) {
+  static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  if (run.is_pad()) return '.';
+  return run.dp < 36 ? kDigits[run.dp] : '*';
+}
+
+}  // namespace
+
+std::string RenderStrip(const RowRuns& runs, int width) {
+  const int64_t total = TotalRows(runs);
+  std::string out = "|";
+  if (total == 0) return "|(empty)|";
+  const bool exact = total <= width;
+  for (const RowRun& run : runs) {
+    int64_t chars = run.count;
+    if (!exact) chars = std::max<int64_t>(1, run.count * width / total);
+    out.append(static_cast<size_t>(chars), OwnerChar(run));
+    out += '|';
+  }
+  return out;
+}
+
+std::string RenderLegend(const RowRuns& runs, size_t max_runs) {
+  std::ostringstream out;
+  int64_t offset = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (i == max_runs) {
+      out << "  ... " << runs.size() - max_runs << " more runs";
+      break;
+    }
+    const RowRun& run = runs[i];
+    out << (i == 0 ? "" : "  ") << '[' << offset << ',' << offset + run.count << ") ";
+    if (run.is_pad()) {
+      out << "pad";
+    } else {
+      out << "dp" << run.dp << ' ' << run.first << ".." << run.first + run.count;
+    }
+    offset += run.count;
+  }
+  return out.str();
+}
+
+}  // namespace r3::check

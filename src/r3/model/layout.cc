@@ -1,0 +1,80 @@
+#include "r3/model/layout.h"
+
+#include <algorithm>
+
+#include "r3/case/checked_math.h"
+#include "r3/model/sequence_parallel.h"
+
+namespace r3::model {
+
+std::string_view GatherGroupName(GatherGroup group) {
+  switch (group) {
+    case GatherGroup::kNone: return "none";
+    case GatherGroup::kDp: return "dp";
+    case GatherGroup::kEp: return "ep";
+  }
+  return "none";
+}
+
+RowRuns SpShard(int64_t dp, int64_t tp, int64_t padded_tokens, int64_t tp_size) {
+  const int64_t c = ShardRows(padded_tokens, tp_size);
+  const int64_t begin = std::min(CheckedMul(tp, c), padded_tokens);
+  const int64_t end = std::min(CheckedMul(tp + 1, c), padded_tokens);
+  RowRuns runs;
+  AppendRun(runs, {dp, begin, end - begin});
+  AppendRun(runs, {RowRun::kPad, 0, c - (end - begin)});
+  return runs;
+}
+
+Layout BuildLayout(const Case& c) {
+  const Config& cfg = c.config;
+  const std::vector<int64_t>& padded = c.step.padded;
+  Layout layout;
+  layout.sp = SpEnabled(cfg);
+  layout.local_sizes = LocalSizes(c);
+  const bool naive = cfg.dispatch == Dispatch::kNaive && (cfg.dp > 1 || layout.sp);
+  layout.group = !naive ? GatherGroup::kNone : (layout.sp ? GatherGroup::kEp : GatherGroup::kDp);
+
+  const int64_t num_ranks = CheckedMul(cfg.dp, cfg.tp);
+  layout.ranks.resize(static_cast<size_t>(num_ranks));
+
+  if (layout.group == GatherGroup::kDp) {
+    // Every TP rank holds its DP rank's full batch; the DP group gathers them.
+    RowRuns gathered;
+    for (int64_t d = 0; d < cfg.dp; ++d) AppendRun(gathered, {d, 0, padded[d]});
+    layout.tensors.emplace_back(std::move(gathered));
+  } else if (layout.group == GatherGroup::kEp) {
+    // The EP group gathers every SP shard, EP-rank (DP-major) order.
+    RowRuns gathered;
+    for (int64_t d = 0; d < cfg.dp; ++d) {
+      for (int64_t t = 0; t < cfg.tp; ++t) AppendRuns(gathered, SpShard(d, t, padded[d], cfg.tp));
+    }
+    layout.tensors.emplace_back(std::move(gathered));
+  }
+
+  for (int64_t d = 0; d < cfg.dp; ++d) {
+    for (int64_t t = 0; t < cfg.tp; ++t) {
+      RankLayout& r = layout.ranks[static_cast<size_t>(d * cfg.tp + t)];
+      r.dp = d;
+      r.tp = t;
+      AppendRun(r.expected, {d, 0, padded[d]});
+      if (layout.group != GatherGroup::kNone) {
+        r.tensor = 0;
+      } else {
+        RowRuns local;
+        if (layout.sp) {
+          local = SpShard(d, t, padded[d], cfg.tp);
+        } else {
+          AppendRun(local, {d, 0, padded[d]});
+        }
+        r.tensor = layout.tensors.size();
+        layout.tensors.emplace_back(std::move(local));
+      }
+      r.n = layout.tensors[r.tensor].rows();
+      layout.kernel_rows = std::max(layout.kernel_rows, r.n);
+    }
+  }
+  return layout;
+}
+
+}  // namespace r3::model

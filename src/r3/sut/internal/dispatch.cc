@@ -1,0 +1,72 @@
+#include "r3/sut/internal/dispatch.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "r3/case/checked_math.h"
+
+namespace r3::sut::internal {
+
+bool UseSequenceParallelMoe(const Config& config) {
+  const bool backend_allows = config.sp != SpMode::kOff;
+  return backend_allows && config.ep && config.dp > 1 && config.tp > 1;
+}
+
+bool UsesNaiveDispatch(const Config& config) {
+  return config.dispatch == Dispatch::kNaive &&
+         (config.dp > 1 || UseSequenceParallelMoe(config));
+}
+
+std::vector<int64_t> ComputeSpNumTokens(const std::vector<int64_t>& num_tokens, int64_t sp,
+                                        const MutantSet& mutants) {
+  std::vector<int64_t> out;
+  out.reserve(num_tokens.size() * static_cast<size_t>(sp));
+  for (int64_t n : num_tokens) {
+    const int64_t per_shard = mutants.has(Mutant::kFloorShardSize) ? n / sp : (n + sp - 1) / sp;
+    out.insert(out.end(), static_cast<size_t>(sp), per_shard);
+  }
+  return out;
+}
+
+RowRuns SequenceParallelChunk(int64_t dp_rank, int64_t num_tokens, int64_t tp_rank,
+                              int64_t tp_size, const MutantSet& mutants) {
+  const int64_t shard = mutants.has(Mutant::kFloorShardSize)
+                            ? num_tokens / tp_size
+                            : (num_tokens + tp_size - 1) / tp_size;
+  const int64_t padded_len = CheckedMul(shard, tp_size);
+  RowRuns padded;
+  AppendRun(padded, {dp_rank, 0, std::min(num_tokens, padded_len)});
+  AppendRun(padded, {RowRun::kPad, 0, padded_len - num_tokens});
+  const RowTensor whole(std::move(padded));
+  return whole.Slice(CheckedMul(tp_rank, shard), CheckedMul(tp_rank + 1, shard));
+}
+
+RowRuns AllGatherV(const std::vector<const RowRuns*>& members, const std::vector<int64_t>& sizes) {
+  if (members.size() != sizes.size()) {
+    throw std::runtime_error("all_gatherv: " + std::to_string(sizes.size()) + " sizes for " +
+                             std::to_string(members.size()) + " group members");
+  }
+  RowRuns out;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const int64_t held = TotalRows(*members[i]);
+    if (held < sizes[i]) {
+      throw std::runtime_error("all_gatherv: member " + std::to_string(i) + " holds " +
+                               std::to_string(held) + " rows, size says " +
+                               std::to_string(sizes[i]));
+    }
+    AppendRuns(out, RowTensor(*members[i]).Slice(0, sizes[i]));
+  }
+  return out;
+}
+
+int64_t WorstCaseKernelRows(const Config& config) {
+  const int64_t m = config.max_num_batched_tokens;
+  const bool sp = UseSequenceParallelMoe(config);
+  const MutantSet none;
+  if (!UsesNaiveDispatch(config)) return sp ? ComputeSpNumTokens({m}, config.tp, none)[0] : m;
+  const std::vector<int64_t> warmup(static_cast<size_t>(config.dp), m);
+  return CheckedSum(ComputeSpNumTokens(warmup, sp ? config.tp : 1, none));
+}
+
+}  // namespace r3::sut::internal

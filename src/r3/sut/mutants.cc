@@ -1,0 +1,59 @@
+#include "r3/sut/mutants.h"
+
+#include <array>
+#include <stdexcept>
+
+namespace r3::sut {
+namespace {
+
+constexpr std::array<MutantInfo, static_cast<size_t>(Mutant::kCount)> kCatalogue = {{
+    {Mutant::kSizeByDpWithEp, "size-by-dp-with-ep",
+     "pr50874 sizing multiplies M by the DP size even when EP is on", false, false},
+    {Mutant::kShardStartWithoutS, "shard-start-without-S",
+     "ep-sp-shards starts at sum(local_sizes[:d]) instead of sum(local_sizes[:d*S])", false,
+     false},
+    {Mutant::kNoSpTrim, "no-sp-trim",
+     "ep-sp-shards copies the whole shard group, SP padding rows included", false, false},
+    {Mutant::kTpMajorEpOrder, "tp-major-ep-order",
+     "the EP all-gather concatenates shards TP-major (rank t*D + d) instead of d*T + t", false,
+     false},
+    {Mutant::kFloorShardSize, "floor-shard-size",
+     "local_sizes and SP shards use floor division N // sp instead of cdiv", false, false},
+    {Mutant::kNaiveDpEndOffByOne, "naive-dp-end-off-by-one",
+     "naive-dp takes end = N[0] + ... + N[d] - 1, dropping the rank's last row", false, false},
+    {Mutant::kLocalSizesLenEqDp, "local-sizes-len-eq-dp",
+     "ep-sp-shards asserts len(local_sizes) == D instead of len(local_sizes) % D == 0", false,
+     false},
+    {Mutant::kShardsBeforeNaiveDp, "shards-before-naive-dp",
+     "tests ep-sp-shards before naive-dp (equivalent: same rows whenever both match)", true,
+     false},
+    {Mutant::kSnapshotInt8, "snapshot-int8",
+     "snapshots narrow to signed int8 (not uint8) for at most 256 experts", false, false},
+    {Mutant::kSpGatherDpGroup, "sp-gather-dp-group",
+     "with SP the dispatch all-gathers over the DP group instead of the whole EP group", false,
+     false},
+    {Mutant::kGpuLayerStride, "gpu-layer-stride",
+     "GPU capture copy uses top_k instead of num_layers*top_k as the row stride", false, true},
+    {Mutant::kGpuGatherReversed, "gpu-gather-reversed",
+     "GPU all-gather places group members in reverse rank order", false, true},
+}};
+
+}  // namespace
+
+std::span<const MutantInfo> MutantCatalogue() { return kCatalogue; }
+
+const MutantInfo& GetMutantInfo(Mutant id) {
+  for (const MutantInfo& info : kCatalogue) {
+    if (info.id == id) return info;
+  }
+  throw std::out_of_range("unknown mutant id");
+}
+
+std::optional<Mutant> FindMutant(std::string_view name) {
+  for (const MutantInfo& info : kCatalogue) {
+    if (info.name == name) return info.id;
+  }
+  return std::nullopt;
+}
+
+}  // namespace r3::sut

@@ -1,0 +1,58 @@
+// The catalogue of seeded bugs ("mutants"): realistic mistakes a developer
+// could make in vLLM's capture or sizing code. The SUTs consult a
+// MutantSet at the exact place each mistake would be made; a test suite is
+// only as good as the mutants it kills.
+#ifndef R3_SUT_MUTANTS_H_
+#define R3_SUT_MUTANTS_H_
+
+#include <bitset>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace r3::sut {
+
+enum class Mutant {
+  kSizeByDpWithEp,
+  kShardStartWithoutS,
+  kNoSpTrim,
+  kTpMajorEpOrder,
+  kFloorShardSize,
+  kNaiveDpEndOffByOne,
+  kLocalSizesLenEqDp,
+  kShardsBeforeNaiveDp,  // equivalent: must never be reported
+  kSnapshotInt8,
+  kSpGatherDpGroup,
+  // Data-movement mistakes only the GPU path can show.
+  kGpuLayerStride,
+  kGpuGatherReversed,
+  kCount,
+};
+
+struct MutantInfo {
+  Mutant id;
+  std::string_view name;
+  std::string_view description;
+  bool equivalent;  // changes no observable result: a kill would be a false alarm
+  bool gpu_only;    // lives in the GPU data movement; the host SUT ignores it
+};
+
+std::span<const MutantInfo> MutantCatalogue();
+const MutantInfo& GetMutantInfo(Mutant id);
+std::optional<Mutant> FindMutant(std::string_view name);
+
+class MutantSet {
+ public:
+  MutantSet() = default;
+  explicit MutantSet(Mutant m) { set(m); }
+  void set(Mutant m) { bits_.set(static_cast<size_t>(m)); }
+  bool has(Mutant m) const { return bits_.test(static_cast<size_t>(m)); }
+  bool empty() const { return bits_.none(); }
+
+ private:
+  std::bitset<static_cast<size_t>(Mutant::kCount)> bits_;
+};
+
+}  // namespace r3::sut
+
+#endif  // R3_SUT_MUTANTS_H_

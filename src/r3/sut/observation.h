@@ -1,0 +1,47 @@
+// What a system under test did with one case: per rank, the batch size its
+// capture received, the branch it took, and the rows it copied into the
+// capturer buffer. The host SUTs and the GPU path both produce this; the
+// check layer judges it.
+#ifndef R3_SUT_OBSERVATION_H_
+#define R3_SUT_OBSERVATION_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "r3/case/rows.h"
+
+namespace r3::sut {
+
+enum class Branch { kNoDp, kNaiveDp, kLocal, kEpSpShards, kSpTpGather, kError };
+
+std::string_view BranchName(Branch branch);
+
+struct RankObservation {
+  int64_t dp = 0;
+  int64_t tp = 0;
+  int64_t n = 0;  // rows of topk_ids the capture received
+  Branch branch = Branch::kError;
+  std::string error;     // capture's exception, empty when none
+  RowRuns captured;      // rows written to device_buffer[:len, layer, :]
+  std::string replay_error;  // the kernel's buffer check, empty when it passed
+};
+
+struct Observation {
+  std::optional<std::vector<int64_t>> local_sizes;
+  std::string policy;
+  int64_t replay_rows = 0;    // rows of the replay buffer
+  int64_t kernel_rows = 0;    // largest n handed to the kernel this step
+  int64_t capturer_rows = 0;  // rows of the capturer buffer (M)
+  std::string replay_dtype;   // "int16"
+  int64_t replay_max_id = 0;
+  std::string snapshot_dtype;  // uint8 | uint16 | int32 (or a mutant's)
+  int64_t snapshot_max_id = 0;
+  std::vector<RankObservation> ranks;  // index d*T + t
+};
+
+}  // namespace r3::sut
+
+#endif  // R3_SUT_OBSERVATION_H_

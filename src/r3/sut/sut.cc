@@ -1,0 +1,296 @@
+#include "r3/sut/sut.h"
+
+#include <array>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "r3/case/checked_math.h"
+#include "r3/sut/internal/dispatch.h"
+
+namespace r3::sut {
+namespace {
+
+constexpr std::array<SutInfo, 2> kSuts = {{
+    {Version::kPost50874, "vllm-post-50874",
+     "vLLM after #50874: no-dp, naive-dp, local, ep-sp-shards, sp-tp-gather (default)"},
+    {Version::kPre50874, "vllm-pre-50874", "vLLM before #50874: no ep-sp-shards branch"},
+}};
+
+std::string DimError(int64_t n, int64_t total, int64_t l, const std::optional<int64_t>& gathered,
+                     int64_t sp_expected, int64_t d, int64_t tp) {
+  return "AssertionError: RoutedExpertsCapturer: unexpected topk_ids batch dim " +
+         std::to_string(n) + " (expected " + std::to_string(total) + ", " + std::to_string(l) +
+         ", " + (gathered ? std::to_string(*gathered) : std::string("None")) + ", or " +
+         std::to_string(sp_expected) + " for dp_rank=" + std::to_string(d) +
+         ", tp_size=" + std::to_string(tp) + ")";
+}
+
+std::vector<int64_t> Prefix(const std::vector<int64_t>& values) {
+  std::vector<int64_t> prefix(values.size() + 1, 0);
+  for (size_t i = 0; i < values.size(); ++i) prefix[i + 1] = CheckedAdd(prefix[i], values[i]);
+  return prefix;
+}
+
+// One step of vLLM for every rank of a case.
+class Step {
+ public:
+  Step(const Case& c, const SutOptions& options)
+      : c_(c), cfg_(c.config), opt_(options), mut_(options.mutants) {}
+
+  Observation Run() {
+    sp_ = internal::UseSequenceParallelMoe(cfg_);
+    num_tokens_ = c_.step.padded;
+    if (cfg_.dp > 1) {
+      local_sizes_ = internal::ComputeSpNumTokens(num_tokens_, sp_ ? cfg_.tp : 1, mut_);
+      prefix_local_ = Prefix(*local_sizes_);
+    }
+    prefix_tokens_ = Prefix(num_tokens_);
+    BuildLocalTensors();
+    Dispatch();
+
+    Observation obs;
+    obs.local_sizes = local_sizes_;
+    obs.policy = std::string(PolicyName(opt_.policy));
+    obs.replay_rows = ReplayBufferRows(cfg_, opt_.policy, mut_);
+    obs.capturer_rows = cfg_.max_num_batched_tokens;
+    obs.replay_dtype = "int16";
+    obs.replay_max_id = 32767;
+    SnapshotDtype(obs);
+    obs.ranks.resize(routed_.size());
+    for (int64_t d = 0; d < cfg_.dp; ++d) {
+      for (int64_t t = 0; t < cfg_.tp; ++t) {
+        RankObservation& r = obs.ranks[Index(d, t)];
+        r.dp = d;
+        r.tp = t;
+        r.n = TotalRows(*routed_[Index(d, t)]);
+        obs.kernel_rows = std::max(obs.kernel_rows, r.n);
+        if (obs.replay_rows < r.n) {
+          r.replay_error = "ValueError: Routing replay buffer was initialized for " +
+                           std::to_string(obs.replay_rows) +
+                           " tokens on cuda:0, but the kernel received " + std::to_string(r.n) +
+                           " tokens on cuda:0.";
+        }
+        Capture(r);
+      }
+      CheckTpCollective(obs, d);
+    }
+    return obs;
+  }
+
+ private:
+  size_t Index(int64_t d, int64_t t) const { return static_cast<size_t>(d * cfg_.tp + t); }
+
+  void SnapshotDtype(Observation& obs) const {
+    if (cfg_.num_experts <= 256) {
+      const bool int8 = mut_.has(Mutant::kSnapshotInt8);
+      obs.snapshot_dtype = int8 ? "int8" : "uint8";
+      obs.snapshot_max_id = int8 ? 127 : 255;
+    } else if (cfg_.num_experts <= 65536) {
+      obs.snapshot_dtype = "uint16";
+      obs.snapshot_max_id = 65535;
+    } else {
+      obs.snapshot_dtype = "int32";
+      obs.snapshot_max_id = 2147483647;
+    }
+  }
+
+  // Each rank's own rows before dispatch: its SP shard, or its DP rank's batch.
+  void BuildLocalTensors() {
+    local_.resize(static_cast<size_t>(CheckedMul(cfg_.dp, cfg_.tp)));
+    for (int64_t d = 0; d < cfg_.dp; ++d) {
+      for (int64_t t = 0; t < cfg_.tp; ++t) {
+        RowRuns& rows = local_[Index(d, t)];
+        if (sp_) {
+          rows = internal::SequenceParallelChunk(d, num_tokens_[d], t, cfg_.tp, mut_);
+        } else {
+          AppendRun(rows, {d, 0, num_tokens_[d]});
+        }
+      }
+    }
+  }
+
+  // Sets routed_[rank]: the topk_ids rows the router (and capture) sees.
+  void Dispatch() {
+    routed_.assign(local_.size(), nullptr);
+    if (!internal::UsesNaiveDispatch(cfg_)) {
+      for (size_t i = 0; i < local_.size(); ++i) routed_[i] = &local_[i];
+      return;
+    }
+    if (sp_ && !mut_.has(Mutant::kSpGatherDpGroup)) {
+      // One EP group; member e is EP rank e.
+      std::vector<const RowRuns*> members;
+      const int64_t size = CheckedMul(cfg_.dp, cfg_.tp);
+      for (int64_t e = 0; e < size; ++e) {
+        const bool tp_major = mut_.has(Mutant::kTpMajorEpOrder);
+        const int64_t d = tp_major ? e % cfg_.dp : e / cfg_.tp;
+        const int64_t t = tp_major ? e / cfg_.dp : e % cfg_.tp;
+        members.push_back(&local_[Index(d, t)]);
+      }
+      std::vector<int64_t> sizes = *local_sizes_;
+      if (mut_.has(Mutant::kTpMajorEpOrder)) {
+        for (size_t e = 0; e < members.size(); ++e) sizes[e] = TotalRows(*members[e]);
+      }
+      gathered_.push_back(internal::AllGatherV(members, sizes));
+      for (auto& r : routed_) r = &gathered_.back();
+      return;
+    }
+    // DP group of each TP index (with SP only under a mutant).
+    gathered_.reserve(static_cast<size_t>(cfg_.tp));
+    for (int64_t t = 0; t < cfg_.tp; ++t) {
+      std::vector<const RowRuns*> members;
+      std::vector<int64_t> sizes;
+      for (int64_t d = 0; d < cfg_.dp; ++d) {
+        members.push_back(&local_[Index(d, t)]);
+        sizes.push_back((*local_sizes_)[static_cast<size_t>(sp_ ? d * cfg_.tp + t : d)]);
+      }
+      gathered_.push_back(internal::AllGatherV(members, sizes));
+    }
+    for (int64_t d = 0; d < cfg_.dp; ++d) {
+      for (int64_t t = 0; t < cfg_.tp; ++t) routed_[Index(d, t)] = &gathered_[t];
+    }
+  }
+
+  void Capture(RankObservation& r) {
+    const int64_t d = r.dp;
+    const int64_t n = r.n;
+    const RowRuns& topk = *routed_[Index(d, r.tp)];
+    if (cfg_.dp == 1) {
+      r.branch = Branch::kNoDp;
+      Write(r, RowTensor(topk), 0, n);
+      return;
+    }
+    const int64_t l = num_tokens_[d];
+    const int64_t total = prefix_tokens_.back();
+    const int64_t gathered = prefix_local_.back();
+    const bool shards_first = mut_.has(Mutant::kShardsBeforeNaiveDp);
+    const bool has_shards_branch = opt_.version == Version::kPost50874;
+
+    if (shards_first && has_shards_branch && n == gathered) return ShardsBranch(r, topk, l);
+    if (n == total) {
+      r.branch = Branch::kNaiveDp;
+      int64_t end = prefix_tokens_[static_cast<size_t>(d + 1)];
+      if (mut_.has(Mutant::kNaiveDpEndOffByOne)) end -= 1;
+      Write(r, RowTensor(topk), end - l, end);
+      return;
+    }
+    if (n == l) {
+      r.branch = Branch::kLocal;
+      Write(r, RowTensor(topk), 0, l);
+      return;
+    }
+    if (!shards_first && has_shards_branch && n == gathered) return ShardsBranch(r, topk, l);
+    const int64_t sp_expected = (l + cfg_.tp - 1) / cfg_.tp;
+    if (cfg_.tp > 1 && n != l && n == sp_expected) {
+      r.branch = Branch::kSpTpGather;
+      RowRuns all;
+      for (int64_t t = 0; t < cfg_.tp; ++t) AppendRuns(all, *routed_[Index(d, t)]);
+      Write(r, RowTensor(std::move(all)), 0, l);
+      return;
+    }
+    r.branch = Branch::kError;
+    r.error = DimError(n, total, l,
+                       has_shards_branch ? std::optional<int64_t>(gathered) : std::nullopt,
+                       sp_expected, d, cfg_.tp);
+  }
+
+  void ShardsBranch(RankObservation& r, const RowRuns& topk, int64_t l) {
+    const auto len = static_cast<int64_t>(local_sizes_->size());
+    const bool ok = mut_.has(Mutant::kLocalSizesLenEqDp) ? len == cfg_.dp : len % cfg_.dp == 0;
+    if (!ok) {
+      r.branch = Branch::kError;
+      r.error = "AssertionError: len(local_sizes)=" + std::to_string(len) +
+                " does not fit dp_size=" + std::to_string(cfg_.dp);
+      return;
+    }
+    r.branch = Branch::kEpSpShards;
+    const int64_t s = len / cfg_.dp;
+    const int64_t group = mut_.has(Mutant::kShardStartWithoutS) ? r.dp : r.dp * s;
+    const int64_t start = prefix_local_[static_cast<size_t>(group)];
+    const int64_t end = mut_.has(Mutant::kNoSpTrim)
+                            ? start + prefix_local_[static_cast<size_t>(group + s)] -
+                                  prefix_local_[static_cast<size_t>(group)]
+                            : start + l;
+    Write(r, RowTensor(topk), start, end);
+  }
+
+  // device_buffer[:end-start, layer, :] = topk_ids[start:end]
+  void Write(RankObservation& r, const RowTensor& topk, int64_t start, int64_t end) const {
+    RowRuns rows = topk.Slice(start, end);
+    const int64_t len = TotalRows(rows);
+    if (len > cfg_.max_num_batched_tokens) {
+      r.branch = Branch::kError;
+      r.error = "IndexError: capture of " + std::to_string(len) +
+                " rows into a capturer buffer of " +
+                std::to_string(cfg_.max_num_batched_tokens) + " rows";
+      return;
+    }
+    r.captured = std::move(rows);
+  }
+
+  // sp-tp-gather is a collective: if only some TP ranks of a DP rank reach
+  // it, vLLM hangs. Report that on the ranks that would wait forever.
+  void CheckTpCollective(Observation& obs, int64_t d) const {
+    int64_t joined = 0;
+    for (int64_t t = 0; t < cfg_.tp; ++t) {
+      joined += obs.ranks[Index(d, t)].branch == Branch::kSpTpGather ? 1 : 0;
+    }
+    if (joined == 0 || joined == cfg_.tp) return;
+    for (int64_t t = 0; t < cfg_.tp; ++t) {
+      RankObservation& r = obs.ranks[Index(d, t)];
+      if (r.branch != Branch::kSpTpGather) continue;
+      r.branch = Branch::kError;
+      r.captured.clear();
+      r.error = "hang: only " + std::to_string(joined) + " of " + std::to_string(cfg_.tp) +
+                " TP ranks of dp_rank=" + std::to_string(d) + " reach the TP all-gather";
+    }
+  }
+
+  const Case& c_;
+  const Config& cfg_;
+  const SutOptions& opt_;
+  const MutantSet& mut_;
+  bool sp_ = false;
+  std::vector<int64_t> num_tokens_;
+  std::optional<std::vector<int64_t>> local_sizes_;
+  std::vector<int64_t> prefix_tokens_;
+  std::vector<int64_t> prefix_local_{0};
+  std::vector<RowRuns> local_;
+  std::vector<RowRuns> gathered_;
+  std::vector<const RowRuns*> routed_;
+};
+
+}  // namespace
+
+std::span<const SutInfo> SutCatalogue() { return kSuts; }
+
+std::optional<Version> FindSut(std::string_view name) {
+  for (const SutInfo& info : kSuts) {
+    if (info.name == name) return info.id;
+  }
+  return std::nullopt;
+}
+
+std::string_view SutName(Version version) {
+  for (const SutInfo& info : kSuts) {
+    if (info.id == version) return info.name;
+  }
+  return "?";
+}
+
+std::string_view BranchName(Branch branch) {
+  switch (branch) {
+    case Branch::kNoDp: return "no-dp";
+    case Branch::kNaiveDp: return "naive-dp";
+    case Branch::kLocal: return "local";
+    case Branch::kEpSpShards: return "ep-sp-shards";
+    case Branch::kSpTpGather: return "sp-tp-gather";
+    case Branch::kError: return "error";
+  }
+  return "error";
+}
+
+Observation RunSut(const Case& c, const SutOptions& options) { return Step(c, options).Run(); }
+
+}  // namespace r3::sut

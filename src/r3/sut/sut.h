@@ -1,0 +1,44 @@
+// The systems under test: host implementations of vLLM's side of routed
+// experts capture, written independently of r3::model so that the model is
+// checked against something else than itself.
+#ifndef R3_SUT_SUT_H_
+#define R3_SUT_SUT_H_
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "r3/case/case.h"
+#include "r3/sut/mutants.h"
+#include "r3/sut/observation.h"
+#include "r3/sut/replay_sizing.h"
+
+namespace r3::sut {
+
+enum class Version {
+  kPost50874,  // five capture branches, ep-sp-shards included (default)
+  kPre50874,   // no ep-sp-shards branch
+};
+
+struct SutInfo {
+  Version id;
+  std::string_view name;
+  std::string_view description;
+};
+
+std::span<const SutInfo> SutCatalogue();
+std::optional<Version> FindSut(std::string_view name);
+std::string_view SutName(Version version);
+
+struct SutOptions {
+  Version version = Version::kPost50874;
+  Policy policy = Policy::kPr50874;
+  MutantSet mutants;
+};
+
+// Runs one step of dispatch, kernel buffer check and capture for every rank.
+Observation RunSut(const Case& c, const SutOptions& options);
+
+}  // namespace r3::sut
+
+#endif  // R3_SUT_SUT_H_
