@@ -26,6 +26,10 @@ struct RankObservation {
   Branch branch = Branch::kError;
   std::string error;     // capture's exception, empty when none
   RowRuns captured;      // rows written to device_buffer[:len, layer, :]
+  // The slice [capture_start, capture_end) of topk_ids (after the TP all-gather
+  // in sp-tp-gather) that was copied; the GPU path replays it on real data.
+  int64_t capture_start = 0;
+  int64_t capture_end = 0;
   std::string replay_error;  // the kernel's buffer check, empty when it passed
 };
 

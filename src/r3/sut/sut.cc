@@ -227,6 +227,8 @@ class Step {
       return;
     }
     r.captured = std::move(rows);
+    r.capture_start = start;
+    r.capture_end = start + len;
   }
 
   // sp-tp-gather is a collective: if only some TP ranks of a DP rank reach
