@@ -19,6 +19,8 @@ Case ReadCaseArg(const std::string& path) {
   return LoadCaseFile(path);
 }
 
+std::string DisplayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
 std::vector<std::string> ListCaseFiles(const std::string& dir) {
   std::vector<std::string> files;
   std::error_code ec;

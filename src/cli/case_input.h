@@ -12,6 +12,9 @@ namespace r3::cli {
 
 Case ReadCaseArg(const std::string& path);
 
+// How reports name an input: the path, or "<stdin>" for "-".
+std::string DisplayName(const std::string& path);
+
 // *.r3case files directly under `dir`, sorted by name; none if it is absent.
 std::vector<std::string> ListCaseFiles(const std::string& dir);
 

@@ -1,2 +1,108 @@
+// The spec's section 7 worked examples, as the reference model sees them.
+#include "r3/model/layout.h"
+
 #include <gtest/gtest.h>
-TEST(Placeholder, Builds) { EXPECT_TRUE(true); }
+
+#include "r3/model/sequence_parallel.h"
+#include "tests/testing/test_case.h"
+
+namespace r3::model {
+namespace {
+
+using ::r3::testing::CaseSpec;
+using ::r3::testing::MakeCase;
+
+std::string Seen(const Layout& layout, int64_t dp, int64_t tp, int64_t tp_size) {
+  return DescribeRuns(layout.seen_by(layout.rank(dp, tp, tp_size)).runs());
+}
+
+TEST(LayoutTest, WarmupGathersAllShardsOfTheEpGroup) {
+  const Layout layout = BuildLayout(MakeCase({.tokens = {8192, 8192}}));
+  EXPECT_TRUE(layout.sp);
+  EXPECT_EQ(layout.group, GatherGroup::kEp);
+  EXPECT_EQ(*layout.local_sizes, (std::vector<int64_t>{4096, 4096, 4096, 4096}));
+  EXPECT_EQ(layout.kernel_rows, 16384);
+}
+
+TEST(LayoutTest, EagerStepHasSpPaddingAtTheTailOfEachShardGroup) {
+  const Layout layout = BuildLayout(MakeCase({.tokens = {5, 3}}));
+  EXPECT_EQ(*layout.local_sizes, (std::vector<int64_t>{3, 3, 2, 2}));
+  // Rows 0-4 DP0 real, 5 DP0 pad, 6-8 DP1 real, 9 DP1 pad.
+  for (int64_t d = 0; d < 2; ++d) {
+    for (int64_t t = 0; t < 2; ++t) {
+      EXPECT_EQ(Seen(layout, d, t, 2), "dp0[0..5) pad1 dp1[0..3) pad1");
+      EXPECT_EQ(layout.rank(d, t, 2).n, 10);
+    }
+  }
+  EXPECT_EQ(DescribeRuns(layout.rank(0, 1, 2).expected), "dp0[0..5)");
+  EXPECT_EQ(DescribeRuns(layout.rank(1, 0, 2).expected), "dp1[0..3)");
+}
+
+TEST(LayoutTest, GraphDecodePutsDp1AtRowTwo) {
+  const Layout layout = BuildLayout(MakeCase({.tokens = {1, 1}}));
+  EXPECT_EQ(*layout.local_sizes, (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(Seen(layout, 0, 0, 2), "dp0[0..1) pad1 dp1[0..1) pad1");
+}
+
+TEST(LayoutTest, GraphSizeEightHasNoSpPadding) {
+  const Layout layout = BuildLayout(MakeCase({.tokens = {5, 3}, .padded = {8, 8}}));
+  EXPECT_EQ(layout.rank(0, 0, 2).n, 16);
+  EXPECT_EQ(Seen(layout, 1, 1, 2), "dp0[0..8) dp1[0..8)");
+}
+
+TEST(LayoutTest, InternalDispatchWithSpSeesOnlyTheOwnShard) {
+  const Layout layout = BuildLayout(MakeCase({.dispatch = Dispatch::kInternal, .tokens = {5, 3}}));
+  EXPECT_EQ(layout.group, GatherGroup::kNone);
+  EXPECT_EQ(Seen(layout, 0, 0, 2), "dp0[0..3)");
+  EXPECT_EQ(Seen(layout, 0, 1, 2), "dp0[3..5) pad1");
+  EXPECT_EQ(Seen(layout, 1, 0, 2), "dp1[0..2)");
+  EXPECT_EQ(Seen(layout, 1, 1, 2), "dp1[2..3) pad1");
+  EXPECT_EQ(layout.rank(0, 0, 2).n, 3);
+  EXPECT_EQ(layout.rank(1, 1, 2).n, 2);
+}
+
+TEST(LayoutTest, NonSpNaiveGathersTheDpGroup) {
+  const Layout layout = BuildLayout(MakeCase({.ep = false, .tokens = {5, 3}}));
+  EXPECT_FALSE(layout.sp);
+  EXPECT_EQ(layout.group, GatherGroup::kDp);
+  EXPECT_EQ(*layout.local_sizes, (std::vector<int64_t>{5, 3}));
+  EXPECT_EQ(Seen(layout, 1, 0, 2), "dp0[0..5) dp1[0..3)");
+  EXPECT_EQ(layout.rank(1, 1, 2).n, 8);
+}
+
+TEST(LayoutTest, SingleDpRankHasNoDpMetadataAndNoGather) {
+  const Layout layout = BuildLayout(MakeCase({.dp = 1, .tp = 4, .tokens = {6}}));
+  EXPECT_FALSE(layout.sp);  // SP needs DP > 1
+  EXPECT_FALSE(layout.local_sizes.has_value());
+  EXPECT_EQ(layout.group, GatherGroup::kNone);
+  EXPECT_EQ(layout.rank(0, 3, 4).n, 6);
+}
+
+TEST(LayoutTest, SpForcedOffFallsBackToTheDpGroup) {
+  const Layout layout = BuildLayout(MakeCase({.sp = SpMode::kOff, .tokens = {5, 3}}));
+  EXPECT_FALSE(layout.sp);
+  EXPECT_EQ(layout.group, GatherGroup::kDp);
+}
+
+TEST(LayoutTest, ShardsOfAnIdleRankAreEmpty) {
+  const Layout layout = BuildLayout(MakeCase({.dp = 3, .tp = 4, .tokens = {9, 0, 2}}));
+  EXPECT_EQ(*layout.local_sizes, (std::vector<int64_t>{3, 3, 3, 3, 0, 0, 0, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(Seen(layout, 2, 3, 4),
+            "dp0[0..9) pad3 dp2[0..2) pad2");
+}
+
+TEST(LayoutTest, SpShardCoversRowsInOrderWithPaddingLast) {
+  for (int64_t n = 0; n <= 20; ++n) {
+    for (int64_t tp = 1; tp <= 6; ++tp) {
+      RowRuns joined;
+      for (int64_t t = 0; t < tp; ++t) AppendRuns(joined, SpShard(/*dp=*/0, t, n, tp));
+      RowRuns expected;
+      AppendRun(expected, {0, 0, n});
+      AppendRun(expected, {RowRun::kPad, 0, ShardRows(n, tp) * tp - n});
+      EXPECT_EQ(joined, expected) << "n=" << n << " tp=" << tp;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace r3::model

@@ -1,2 +1,137 @@
+// The spec's section 7 worked examples through the host SUTs: which branch
+// each rank takes and which rows it copies.
+#include "r3/sut/sut.h"
+
 #include <gtest/gtest.h>
-TEST(Placeholder, Builds) { EXPECT_TRUE(true); }
+
+#include "tests/testing/test_case.h"
+
+namespace r3::sut {
+namespace {
+
+using ::r3::testing::CaseSpec;
+using ::r3::testing::MakeCase;
+
+const RankObservation& At(const Observation& obs, int64_t dp, int64_t tp, int64_t tp_size = 2) {
+  return obs.ranks.at(static_cast<size_t>(dp * tp_size + tp));
+}
+
+std::string Captured(const Observation& obs, int64_t dp, int64_t tp, int64_t tp_size = 2) {
+  const RankObservation& r = At(obs, dp, tp, tp_size);
+  return r.error.empty() ? DescribeRuns(r.captured) : r.error;
+}
+
+TEST(SutTest, EagerStepTakesEpSpShardsAfterTheFix) {
+  const Observation obs = RunSut(MakeCase({.tokens = {5, 3}}), {});
+  EXPECT_EQ(*obs.local_sizes, (std::vector<int64_t>{3, 3, 2, 2}));
+  for (int64_t t = 0; t < 2; ++t) {
+    EXPECT_EQ(At(obs, 0, t).n, 10);
+    EXPECT_EQ(At(obs, 0, t).branch, Branch::kEpSpShards);
+    EXPECT_EQ(Captured(obs, 0, t), "dp0[0..5)");
+    EXPECT_EQ(Captured(obs, 1, t), "dp1[0..3)");  // gathered rows [6, 9)
+  }
+}
+
+TEST(SutTest, EagerStepRaisedBeforeTheFix) {
+  const Observation obs = RunSut(MakeCase({.tokens = {5, 3}}), {.version = Version::kPre50874});
+  for (const RankObservation& r : obs.ranks) {
+    EXPECT_EQ(r.branch, Branch::kError);
+    EXPECT_NE(r.error.find("unexpected topk_ids batch dim 10"), std::string::npos) << r.error;
+    EXPECT_TRUE(r.captured.empty());
+  }
+}
+
+TEST(SutTest, WarmupOverflowsTheLegacyBufferOnly) {
+  const Case warmup = MakeCase({.tokens = {8192, 8192}});
+  const Observation legacy = RunSut(warmup, {.policy = Policy::kLegacy});
+  EXPECT_EQ(legacy.replay_rows, 8192);
+  EXPECT_EQ(legacy.kernel_rows, 16384);
+  EXPECT_EQ(At(legacy, 0, 0).replay_error,
+            "ValueError: Routing replay buffer was initialized for 8192 tokens on cuda:0, but "
+            "the kernel received 16384 tokens on cuda:0.");
+  const Observation fixed = RunSut(warmup, {});
+  EXPECT_EQ(fixed.replay_rows, 32768);
+  EXPECT_TRUE(At(fixed, 1, 1).replay_error.empty());
+}
+
+TEST(SutTest, PolicyRowsFollowTheSpec) {
+  const Config config = MakeCase({.tokens = {}}).config;
+  EXPECT_EQ(ReplayBufferRows(config, Policy::kLegacy, {}), 8192);
+  EXPECT_EQ(ReplayBufferRows(config, Policy::kPr50874, {}), 32768);
+  EXPECT_EQ(ReplayBufferRows(config, Policy::kTight, {}), 16384);
+  Config no_ep = config;
+  no_ep.ep = false;
+  EXPECT_EQ(ReplayBufferRows(no_ep, Policy::kPr50874, {}), 16384);  // D*M, not max(D, E)*M
+  EXPECT_EQ(ReplayBufferRows(config, Policy::kPr50874, MutantSet(Mutant::kSizeByDpWithEp)), 16384);
+}
+
+TEST(SutTest, GraphDecodeTakesRowZeroAndRowTwo) {
+  const Observation obs = RunSut(MakeCase({.tokens = {1, 1}}), {});
+  EXPECT_EQ(At(obs, 0, 1).branch, Branch::kEpSpShards);
+  EXPECT_EQ(Captured(obs, 0, 1), "dp0[0..1)");
+  EXPECT_EQ(Captured(obs, 1, 0), "dp1[0..1)");
+}
+
+TEST(SutTest, GraphSizeEightTakesNaiveDp) {
+  const Observation obs = RunSut(MakeCase({.tokens = {5, 3}, .padded = {8, 8}}), {});
+  EXPECT_EQ(At(obs, 1, 0).n, 16);
+  EXPECT_EQ(At(obs, 1, 0).branch, Branch::kNaiveDp);
+  EXPECT_EQ(Captured(obs, 0, 1), "dp0[0..8)");
+  EXPECT_EQ(Captured(obs, 1, 1), "dp1[0..8)");
+}
+
+TEST(SutTest, InternalDispatchWithSpGathersOverTp) {
+  const Observation obs = RunSut(MakeCase({.dispatch = Dispatch::kInternal, .tokens = {5, 3}}), {});
+  EXPECT_EQ(At(obs, 0, 0).n, 3);
+  EXPECT_EQ(At(obs, 1, 1).n, 2);
+  for (int64_t t = 0; t < 2; ++t) {
+    EXPECT_EQ(At(obs, 0, t).branch, Branch::kSpTpGather);
+    EXPECT_EQ(Captured(obs, 0, t), "dp0[0..5)");
+    EXPECT_EQ(Captured(obs, 1, t), "dp1[0..3)");
+  }
+}
+
+TEST(SutTest, NonSpNaiveTakesNaiveDp) {
+  const Observation obs = RunSut(MakeCase({.ep = false, .tokens = {5, 3}}), {});
+  EXPECT_EQ(At(obs, 0, 0).n, 8);
+  EXPECT_EQ(At(obs, 0, 0).branch, Branch::kNaiveDp);
+  EXPECT_EQ(Captured(obs, 0, 1), "dp0[0..5)");
+  EXPECT_EQ(Captured(obs, 1, 0), "dp1[0..3)");  // gathered rows [5, 8)
+}
+
+TEST(SutTest, DecodeUnderInternalSpLetsTpOneCapturePadding) {
+  // The known finding internal-sp-decode-pad, pinned at the SUT level.
+  const Observation obs = RunSut(MakeCase({.dispatch = Dispatch::kInternal, .tokens = {1, 1}}), {});
+  EXPECT_EQ(At(obs, 0, 0).branch, Branch::kLocal);
+  EXPECT_EQ(Captured(obs, 0, 0), "dp0[0..1)");
+  EXPECT_EQ(Captured(obs, 0, 1), "pad1");
+}
+
+TEST(SutTest, SingleDpRankTakesNoDp) {
+  const Observation obs = RunSut(MakeCase({.dp = 1, .tp = 1, .ep = false, .tokens = {3},
+                                           .padded = {4}}),
+                                 {});
+  EXPECT_EQ(At(obs, 0, 0, 1).branch, Branch::kNoDp);
+  EXPECT_EQ(Captured(obs, 0, 0, 1), "dp0[0..4)");  // dummy graph rows are captured too
+  EXPECT_FALSE(obs.local_sizes.has_value());
+}
+
+TEST(SutTest, SnapshotDtypeNarrowsByExpertCount) {
+  EXPECT_EQ(RunSut(MakeCase({.tokens = {1, 1}, .num_experts = 256}), {}).snapshot_dtype, "uint8");
+  EXPECT_EQ(RunSut(MakeCase({.tokens = {1, 1}, .num_experts = 257}), {}).snapshot_dtype, "uint16");
+  EXPECT_EQ(RunSut(MakeCase({.tokens = {1, 1}, .num_experts = 65536}), {}).snapshot_dtype,
+            "uint16");
+  EXPECT_EQ(RunSut(MakeCase({.tokens = {1, 1}, .num_experts = 65537}), {}).snapshot_dtype,
+            "int32");
+}
+
+TEST(SutTest, CatalogueNamesResolve) {
+  EXPECT_EQ(FindSut("vllm-post-50874"), Version::kPost50874);
+  EXPECT_EQ(FindSut("vllm-pre-50874"), Version::kPre50874);
+  EXPECT_FALSE(FindSut("vllm").has_value());
+  EXPECT_EQ(FindPolicy("tight"), Policy::kTight);
+  EXPECT_FALSE(FindPolicy("huge").has_value());
+}
+
+}  // namespace
+}  // namespace r3::sut
