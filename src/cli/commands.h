@@ -13,6 +13,7 @@ void AddExplainCommand(CLI::App& app, int* exit_code);
 void AddSizingCommand(CLI::App& app, int* exit_code);
 void AddVerifyCommand(CLI::App& app, int* exit_code);
 void AddMutantsCommand(CLI::App& app, int* exit_code);
+void AddMinimizeCommand(CLI::App& app, int* exit_code);
 
 }  // namespace r3::cli
 

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   r3::cli::AddSizingCommand(app, &exit_code);
   r3::cli::AddVerifyCommand(app, &exit_code);
   r3::cli::AddMutantsCommand(app, &exit_code);
+  r3::cli::AddMinimizeCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
