@@ -1,0 +1,65 @@
+#include "fuzz/fuzz_sut.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace r3::fuzz {
+namespace {
+
+[[noreturn]] void Die(std::string_view what, std::string_view value) {
+  std::fprintf(stderr, "r3 fuzz: %.*s: unknown name '%.*s' (see `r3check mutants`)\n",
+               static_cast<int>(what.size()), what.data(), static_cast<int>(value.size()),
+               value.data());
+  std::exit(2);
+}
+
+void SetSut(sut::SutOptions& options, std::string_view what, std::string_view name) {
+  const auto version = sut::FindSut(name);
+  if (!version) Die(what, name);
+  options.version = *version;
+}
+
+void SetPolicy(sut::SutOptions& options, std::string_view what, std::string_view name) {
+  const auto policy = sut::FindPolicy(name);
+  if (!policy) Die(what, name);
+  options.policy = *policy;
+}
+
+// A comma-separated list; empty items are ignored.
+void SetMutants(sut::SutOptions& options, std::string_view what, std::string_view names) {
+  while (!names.empty()) {
+    const size_t comma = names.find(',');
+    const std::string_view name = names.substr(0, comma);
+    if (!name.empty()) {
+      const auto m = sut::FindMutant(name);
+      if (!m) Die(what, name);
+      options.mutants.set(*m);
+    }
+    names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+  }
+}
+
+}  // namespace
+
+sut::SutOptions SutOptionsFromEnvAndArgs(int argc, char** argv) {
+  sut::SutOptions options;
+  if (const char* v = std::getenv("R3_FUZZ_SUT"); v != nullptr && *v != '\0') {
+    SetSut(options, "R3_FUZZ_SUT", v);
+  }
+  if (const char* v = std::getenv("R3_FUZZ_POLICY"); v != nullptr && *v != '\0') {
+    SetPolicy(options, "R3_FUZZ_POLICY", v);
+  }
+  if (const char* v = std::getenv("R3_FUZZ_MUTANT"); v != nullptr) {
+    SetMutants(options, "R3_FUZZ_MUTANT", v);
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.rfind("--sut=", 0) == 0) SetSut(options, "--sut", arg.substr(6));
+    if (arg.rfind("--policy=", 0) == 0) SetPolicy(options, "--policy", arg.substr(9));
+    if (arg.rfind("--mutant=", 0) == 0) SetMutants(options, "--mutant", arg.substr(9));
+  }
+  return options;
+}
+
+}  // namespace r3::fuzz

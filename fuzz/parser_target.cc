@@ -1,0 +1,44 @@
+// libFuzzer target for the case parser: any bytes either parse or raise
+// CaseFormatError (no other exception, crash, UB or leak), and the canonical
+// print is a fixed point: print(parse(print(parse(x)))) == print(parse(x)).
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "r3/case/case_format.h"
+
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) { return 0; }
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  r3::Case parsed;
+  try {
+    parsed = r3::ParseCase(text, "<fuzz>");
+  } catch (const r3::CaseFormatError& e) {
+    // The error is one line: "SOURCE:LINE: field: message".
+    const std::string_view what = e.what();
+    if (what.rfind("<fuzz>:", 0) != 0 || what.find('\n') != std::string_view::npos) {
+      std::fprintf(stderr, "r3 fuzz: malformed parse error: %s\n", e.what());
+      std::abort();
+    }
+    return 0;
+  }
+  const std::string once = r3::PrintCase(parsed);
+  r3::Case reparsed;
+  try {
+    reparsed = r3::ParseCase(once, "<printed>");
+  } catch (const r3::CaseFormatError& e) {
+    std::fprintf(stderr, "r3 fuzz: printed case does not parse: %s\n%s", e.what(), once.c_str());
+    std::abort();
+  }
+  const std::string twice = r3::PrintCase(reparsed);
+  if (!(reparsed == parsed) || twice != once) {
+    std::fprintf(stderr, "r3 fuzz: print is not canonical\n--- once ---\n%s--- twice ---\n%s",
+                 once.c_str(), twice.c_str());
+    std::abort();
+  }
+  return 0;
+}

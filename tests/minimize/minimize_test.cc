@@ -1,0 +1,172 @@
+#include "r3/minimize/minimize.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "r3/case/case_format.h"
+#include "r3/check/run_case.h"
+
+namespace r3::minimize {
+namespace {
+
+using check::Invariant;
+
+const std::string kCorpus = R3CHECK_SOURCE_CORPUS;
+
+sut::SutOptions WithMutant(sut::Mutant m) {
+  sut::SutOptions options;
+  options.mutants.set(m);
+  return options;
+}
+
+MinimizeOptions Options(const sut::SutOptions& sut) {
+  MinimizeOptions options;
+  options.sut = sut;
+  return options;
+}
+
+// The seeds with no known failing case of their own, where a mutant kills.
+Case FirstKilledSeed(sut::Mutant m) {
+  for (const char* name : {"tp2-dp2-eager", "tp2-dp2-ep-off", "tp2-dp2-warmup-odd-m"}) {
+    const Case c = LoadCaseFile(kCorpus + "/seeds/" + name + ".r3case");
+    if (!UnexplainedInvariants(c, WithMutant(m)).empty()) return c;
+  }
+  ADD_FAILURE() << "no seed kills " << sut::GetMutantInfo(m).name;
+  return {};
+}
+
+TEST(MinimizeTest, NoSpTrimShrinksToTheSmallestPaddedShardGroup) {
+  const Case input = LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case");
+  const MinimizeResult r = Minimize(input, Options(WithMutant(sut::Mutant::kNoSpTrim)));
+  ASSERT_TRUE(r.input_fails);
+  EXPECT_EQ(r.kept, (std::vector<Invariant>{Invariant::kRowsExact, Invariant::kConcatGlobal}));
+  // DP1 has 1 token: its shard group holds one SP padding row, which the
+  // mutant copies into DP1's capture.
+  EXPECT_EQ(PrintCase(r.minimal),
+            "r3case 1\ndp 2\ntp 2\nep on\ndispatch naive\nsp auto\nmax_num_batched_tokens 1\n"
+            "top_k 1\nnum_experts 1\nnum_layers 1\ntokens 0 1\n");
+  EXPECT_FALSE(r.budget_exhausted);
+  EXPECT_GT(r.accepted, 0);
+}
+
+TEST(MinimizeTest, EveryHostMutantShrinksToACaseThatStillFailsTheSameWay) {
+  for (const sut::MutantInfo& info : sut::MutantCatalogue()) {
+    if (info.equivalent || info.gpu_only) continue;
+    SCOPED_TRACE(std::string(info.name));
+    const sut::SutOptions options = WithMutant(info.id);
+    const Case input = FirstKilledSeed(info.id);
+    const MinimizeResult r = Minimize(input, Options(options));
+    ASSERT_TRUE(r.input_fails);
+    EXPECT_EQ(UnexplainedInvariants(r.minimal, options), r.input_failure);
+    EXPECT_LE(r.minimal.config.dp, input.config.dp);
+    EXPECT_LE(r.minimal.config.tp, input.config.tp);
+    EXPECT_LE(r.minimal.config.max_num_batched_tokens, input.config.max_num_batched_tokens);
+    // A regression case for the mutant, not for vLLM: the real SUT passes.
+    EXPECT_TRUE(check::RunCase(r.minimal, sut::SutOptions{}).PassesOrKnown());
+  }
+}
+
+TEST(MinimizeTest, MinimalCaseIsAFixedPoint) {
+  const sut::SutOptions options = WithMutant(sut::Mutant::kSpGatherDpGroup);
+  const Case input = LoadCaseFile(kCorpus + "/seeds/tp4-dp3-idle-rank.r3case");
+  const MinimizeResult once = Minimize(input, Options(options));
+  ASSERT_TRUE(once.input_fails);
+  const MinimizeResult twice = Minimize(once.minimal, Options(options));
+  EXPECT_EQ(twice.minimal, once.minimal);
+  EXPECT_EQ(twice.accepted, 0);
+}
+
+TEST(MinimizeTest, SameInputGivesByteIdenticalText) {
+  const sut::SutOptions options = WithMutant(sut::Mutant::kFloorShardSize);
+  const Case input = LoadCaseFile(kCorpus + "/seeds/tp4-dp3-idle-rank.r3case");
+  const std::string a = MinimizedText(Minimize(input, Options(options)), options);
+  const std::string b = MinimizedText(Minimize(input, Options(options)), options);
+  EXPECT_EQ(a, b);
+}
+
+TEST(MinimizeTest, TextIsACaseFileOfTheMinimalCase) {
+  const sut::SutOptions options = WithMutant(sut::Mutant::kTpMajorEpOrder);
+  const MinimizeResult r =
+      Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-warmup.r3case"), Options(options));
+  const std::string text = MinimizedText(r, options);
+  EXPECT_EQ(ParseCase(text, "minimized"), r.minimal);
+  EXPECT_NE(text.find("# r3check minimize: invariants 3 rows-exact, 4 concat-global fail"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("mutant tp-major-ep-order"), std::string::npos) << text;
+}
+
+TEST(MinimizeTest, PassingCaseHasNothingToMinimize) {
+  const MinimizeResult r =
+      Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case"), Options({}));
+  EXPECT_FALSE(r.input_fails);
+  EXPECT_TRUE(r.input_failure.empty());
+  EXPECT_EQ(r.tried, 0);
+}
+
+TEST(MinimizeTest, KnownFindingsAreNotFailuresToMinimize) {
+  for (const char* name : {"internal-sp-decode-pad", "replay-int16-experts"}) {
+    const Case c = LoadCaseFile(kCorpus + "/findings/" + name + ".r3case");
+    EXPECT_FALSE(Minimize(c, Options({})).input_fails) << name;
+  }
+}
+
+TEST(MinimizeTest, FieldReportSaysWhatMattersAndWhatDoesNot) {
+  const sut::SutOptions options = WithMutant(sut::Mutant::kSnapshotInt8);
+  const MinimizeResult r =
+      Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case"), Options(options));
+  ASSERT_TRUE(r.input_fails);
+  // int8 holds ids up to 127: 129 experts (max id 128) is the smallest failure.
+  EXPECT_EQ(r.minimal.config.num_experts, 129);
+  bool saw_experts = false;
+  for (const FieldReport& f : r.fields) {
+    if (f.field == "num_experts") {
+      saw_experts = true;
+      EXPECT_FALSE(f.free());
+      ASSERT_FALSE(f.probes.empty());
+      EXPECT_EQ(f.probes[0].value, "128");
+      EXPECT_EQ(f.probes[0].outcome, "passes");
+    }
+    if (f.field == "num_layers" || f.field == "dp") {
+      EXPECT_TRUE(f.free()) << f.field;
+    }
+  }
+  EXPECT_TRUE(saw_experts);
+}
+
+TEST(MinimizeTest, SingleInvariantModeKeepsOnlyThatInvariant) {
+  const sut::SutOptions options = WithMutant(sut::Mutant::kSpGatherDpGroup);
+  MinimizeOptions mo = Options(options);
+  mo.invariant = Invariant::kTpAgree;
+  const MinimizeResult r =
+      Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case"), mo);
+  ASSERT_TRUE(r.input_fails);
+  EXPECT_EQ(r.kept, std::vector<Invariant>{Invariant::kTpAgree});
+  const std::vector<Invariant> got = UnexplainedInvariants(r.minimal, options);
+  EXPECT_NE(std::find(got.begin(), got.end(), Invariant::kTpAgree), got.end());
+}
+
+TEST(MinimizeTest, EvaluationBudgetStopsEarlyWithAFailingCase) {
+  const sut::SutOptions options = WithMutant(sut::Mutant::kNoSpTrim);
+  MinimizeOptions mo = Options(options);
+  mo.max_evaluations = 3;
+  const Case input = LoadCaseFile(kCorpus + "/seeds/tp4-dp3-idle-rank.r3case");
+  const MinimizeResult r = Minimize(input, mo);
+  EXPECT_TRUE(r.budget_exhausted);
+  EXPECT_LE(r.tried, 3);
+  EXPECT_EQ(UnexplainedInvariants(r.minimal, options), r.input_failure);
+  EXPECT_NE(MinimizedText(r, options).find("budget exhausted"), std::string::npos);
+}
+
+TEST(MinimizeTest, DefaultRegressionNameNamesMutantPolicyAndInvariants) {
+  const sut::SutOptions options = WithMutant(sut::Mutant::kShardStartWithoutS);
+  const MinimizeResult r =
+      Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case"), Options(options));
+  EXPECT_EQ(DefaultRegressionName(r, options), "shard-start-without-S-pr50874-inv3-4");
+}
+
+}  // namespace
+}  // namespace r3::minimize
