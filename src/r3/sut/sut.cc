@@ -1,6 +1,7 @@
 #include "r3/sut/sut.h"
 
 #include <array>
+#include <deque>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -49,6 +50,7 @@ class Step {
     prefix_tokens_ = Prefix(num_tokens_);
     BuildLocalTensors();
     Dispatch();
+    IndexRoutedTensors();
 
     Observation obs;
     obs.local_sizes = local_sizes_;
@@ -64,7 +66,7 @@ class Step {
         RankObservation& r = obs.ranks[Index(d, t)];
         r.dp = d;
         r.tp = t;
-        r.n = TotalRows(*routed_[Index(d, t)]);
+        r.n = routed_tensor_[Index(d, t)]->rows();
         obs.kernel_rows = std::max(obs.kernel_rows, r.n);
         if (obs.replay_rows < r.n) {
           r.replay_error = "ValueError: Routing replay buffer was initialized for " +
@@ -152,13 +154,25 @@ class Step {
     }
   }
 
+  // Ranks that see the same gathered batch share one indexed tensor, so a
+  // 64K-rank case does not re-index the batch once per rank.
+  void IndexRoutedTensors() {
+    std::map<const RowRuns*, const RowTensor*> seen;
+    routed_tensor_.reserve(routed_.size());
+    for (const RowRuns* runs : routed_) {
+      auto [it, inserted] = seen.try_emplace(runs, nullptr);
+      if (inserted) it->second = &tensors_.emplace_back(*runs);
+      routed_tensor_.push_back(it->second);
+    }
+  }
+
   void Capture(RankObservation& r) {
     const int64_t d = r.dp;
     const int64_t n = r.n;
-    const RowRuns& topk = *routed_[Index(d, r.tp)];
+    const RowTensor& topk = *routed_tensor_[Index(d, r.tp)];
     if (cfg_.dp == 1) {
       r.branch = Branch::kNoDp;
-      Write(r, RowTensor(topk), 0, n);
+      Write(r, topk, 0, n);
       return;
     }
     const int64_t l = num_tokens_[d];
@@ -172,12 +186,12 @@ class Step {
       r.branch = Branch::kNaiveDp;
       int64_t end = prefix_tokens_[static_cast<size_t>(d + 1)];
       if (mut_.has(Mutant::kNaiveDpEndOffByOne)) end -= 1;
-      Write(r, RowTensor(topk), end - l, end);
+      Write(r, topk, end - l, end);
       return;
     }
     if (n == l) {
       r.branch = Branch::kLocal;
-      Write(r, RowTensor(topk), 0, l);
+      Write(r, topk, 0, l);
       return;
     }
     if (!shards_first && has_shards_branch && n == gathered) return ShardsBranch(r, topk, l);
@@ -195,7 +209,7 @@ class Step {
                        sp_expected, d, cfg_.tp);
   }
 
-  void ShardsBranch(RankObservation& r, const RowRuns& topk, int64_t l) {
+  void ShardsBranch(RankObservation& r, const RowTensor& topk, int64_t l) {
     const auto len = static_cast<int64_t>(local_sizes_->size());
     const bool ok = mut_.has(Mutant::kLocalSizesLenEqDp) ? len == cfg_.dp : len % cfg_.dp == 0;
     if (!ok) {
@@ -212,7 +226,7 @@ class Step {
                             ? start + prefix_local_[static_cast<size_t>(group + s)] -
                                   prefix_local_[static_cast<size_t>(group)]
                             : start + l;
-    Write(r, RowTensor(topk), start, end);
+    Write(r, topk, start, end);
   }
 
   // device_buffer[:end-start, layer, :] = topk_ids[start:end]
@@ -261,6 +275,8 @@ class Step {
   std::vector<RowRuns> local_;
   std::vector<RowRuns> gathered_;
   std::vector<const RowRuns*> routed_;
+  std::deque<RowTensor> tensors_;  // deque: stable addresses
+  std::vector<const RowTensor*> routed_tensor_;
 };
 
 }  // namespace
