@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Fuzzing benchmark (docs/fuzzing.md): writes bench/results/fuzz.json.
+
+  bench/fuzz_bench.py [--fuzz-build build-fuzz] [--r3check build-fuzzreplay/src/r3check]
+                      [--limit-s 20] [--seeds 10] [--exec-s 10] [--mutants a,b]
+
+1. exec/s of each libFuzzer target (one process, seed corpus, --exec-s s).
+2. For every non-equivalent host mutant: time to first detection by the
+   layout target (one process, custom mutator, dictionary) over --seeds
+   libFuzzer seeds, per start corpus:
+     empty       - nothing: the mutator starts from fresh small cases;
+     seeds       - corpus/seeds (several seeds kill each mutant outright);
+     seeds-pass  - the seeds that PASS under the mutant: the mutator has
+                   to walk from passing cases to a failing one.
+   Each run stops at --limit-s; wall time includes start-up.
+3. The minimizer on the smallest failing seed for each mutant.
+Benchmarks, not tests: nothing here is run by `meson test`.
+"""
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FLAGS = ["-error_exitcode=1", "-timeout_exitcode=1", "-timeout=10", "-rss_limit_mb=2048"]
+
+
+def host_mutants(r3check):
+    out = subprocess.run([r3check, "mutants"], capture_output=True, text=True, check=True).stdout
+    names = []
+    for line in out.split("systems under test")[0].splitlines()[1:]:
+        words = line.split()
+        if words and "[equivalent]" not in line and "[gpu only]" not in line:
+            names.append(words[0])
+    return names
+
+
+def fails(r3check, mutant, case):
+    return subprocess.run([r3check, "check", "--mutant", mutant, str(case)],
+                          capture_output=True).returncode == 1
+
+
+def exec_rate(fuzzer, target, corpus, seconds):
+    with tempfile.TemporaryDirectory() as work:
+        dict_file = ROOT / "fuzz" / f"{target}.dict"
+        out = subprocess.run(
+            [fuzzer, *FLAGS, f"-dict={dict_file}", "-max_len=4096", f"-max_total_time={seconds}",
+             "-seed=1", "-print_final_stats=1", work, str(corpus)],
+            capture_output=True, text=True).stderr
+    runs = int(re.search(r"stat::number_of_executed_units:\s*(\d+)", out).group(1))
+    cov = re.findall(r"cov: (\d+)", out)
+    return {"target": target, "seconds": seconds, "execs": runs,
+            "exec_per_s": round(runs / seconds), "final_cov": int(cov[-1]) if cov else None}
+
+
+def detect(fuzzer, mutant, seed, corpus_dirs, limit_s):
+    with tempfile.TemporaryDirectory() as work:
+        env = dict(os.environ, R3_FUZZ_MUTANT=mutant, R3_FUZZ_SUT="vllm-post-50874",
+                   R3_FUZZ_POLICY="pr50874")
+        args = [fuzzer, *FLAGS, f"-dict={ROOT / 'fuzz' / 'layout.dict'}", "-max_len=4096",
+                f"-seed={seed}", f"-max_total_time={limit_s}", f"-artifact_prefix={work}/",
+                f"{work}/corpus"] + [str(d) for d in corpus_dirs]
+        os.mkdir(f"{work}/corpus")
+        start = time.monotonic()
+        proc = subprocess.run(args, env=env, capture_output=True, text=True)
+        wall = time.monotonic() - start
+        crashes = [p for p in os.listdir(work) if p.startswith("crash-")]
+        found = proc.returncode == 1 and bool(crashes)
+        crash_text = None
+        if found:
+            crash_text = pathlib.Path(work, crashes[0]).read_text(errors="replace")
+    return {"seed": seed, "found": found, "wall_s": round(wall, 3), "crash": crash_text}
+
+
+def summarize(runs, limit_s):
+    times = [r["wall_s"] for r in runs if r["found"]]
+    return {"detected": len(times), "runs": len(runs), "limit_s": limit_s,
+            "median_s": round(statistics.median(times), 3) if times else None,
+            "max_s": round(max(times), 3) if times else None,
+            "runs_detail": [{k: r[k] for k in ("seed", "found", "wall_s")} for r in runs]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fuzz-build", default=str(ROOT / "build-fuzz"))
+    ap.add_argument("--r3check", default=str(ROOT / "build-fuzzreplay" / "src" / "r3check"))
+    ap.add_argument("--limit-s", type=int, default=20)
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--exec-s", type=int, default=10)
+    ap.add_argument("--mutants", default="")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "fuzz.json"))
+    args = ap.parse_args()
+    layout = f"{args.fuzz_build}/fuzz/layout_fuzzer"
+    parser = f"{args.fuzz_build}/fuzz/parser_fuzzer"
+    seeds_dir = ROOT / "corpus" / "seeds"
+    seeds = sorted(seeds_dir.glob("*.r3case"))
+    mutants = args.mutants.split(",") if args.mutants else host_mutants(args.r3check)
+
+    result = {"machine": f"{os.cpu_count()} cores (shared)",
+              "clang": subprocess.run(["clang++", "--version"], capture_output=True,
+                                      text=True).stdout.splitlines()[0],
+              "limit_s": args.limit_s, "libfuzzer_seeds": args.seeds,
+              "exec_rate": [exec_rate(layout, "layout", seeds_dir, args.exec_s),
+                            exec_rate(parser, "parser", ROOT / "corpus" / "fuzz-parser",
+                                      args.exec_s)],
+              "mutants": []}
+    print(json.dumps(result["exec_rate"]), flush=True)
+    for mutant in mutants:
+        killers = [s for s in seeds if fails(args.r3check, mutant, s)]
+        passing = [s for s in seeds if s not in killers]
+        entry = {"mutant": mutant, "killing_seeds": [s.name for s in killers], "detection": {}}
+        with tempfile.TemporaryDirectory() as tmp:
+            pass_dir = pathlib.Path(tmp, "seeds-pass")
+            pass_dir.mkdir()
+            for s in passing:
+                shutil.copy(s, pass_dir)
+            starts = {"empty": [], "seeds": [seeds_dir], "seeds-pass": [pass_dir]}
+            for name, dirs in starts.items():
+                runs = [detect(layout, mutant, seed, dirs, args.limit_s)
+                        for seed in range(1, args.seeds + 1)]
+                entry["detection"][name] = summarize(runs, args.limit_s)
+                example = next((r["crash"] for r in runs if r["found"]), None)
+                if example is not None and "example_crash" not in entry:
+                    entry["example_crash"] = example
+                    entry["example_crash_from"] = name
+                d = entry["detection"][name]
+                print(f"{mutant} {name}: {d['detected']}/{d['runs']} median {d['median_s']} "
+                      f"max {d['max_s']}", flush=True)
+        # The minimizer on the smallest failing seed (fewest ranks, then rows).
+        if killers:
+            def size(path):
+                text = path.read_text()
+                get = lambda k: [int(x) for x in re.search(rf"^{k} (.*)$", text, re.M).group(1).split()]
+                return (get("dp")[0] * get("tp")[0], sum(get("tokens")), path.name)
+            smallest = min(killers, key=size)
+            start = time.monotonic()
+            out = subprocess.run([args.r3check, "minimize", "--mutant", mutant, str(smallest)],
+                                 capture_output=True, text=True)
+            ms = (time.monotonic() - start) * 1000
+            steps = re.search(r"Shrunk in (\d+) steps \((\d+) candidates", out.stdout)
+            entry["minimizer"] = {
+                "input": smallest.name, "exit": out.returncode, "wall_ms": round(ms, 1),
+                "steps": int(steps.group(1)) if steps else None,
+                "tried": int(steps.group(2)) if steps else None,
+                "minimal_case": out.stdout[out.stdout.find("r3case 1"):],
+                "explanation": [l for l in out.stdout.splitlines() if l.startswith("#")]}
+        result["mutants"].append(entry)
+        pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        pathlib.Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    result["finished_utc"] = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")
+    pathlib.Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
