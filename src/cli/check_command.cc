@@ -3,6 +3,7 @@
 
 #include "cli/case_input.h"
 #include "cli/commands.h"
+#include "cli/gpu_flags.h"
 #include "cli/sut_flags.h"
 #include "r3/check/report.h"
 #include "r3/check/run_case.h"
@@ -13,6 +14,7 @@ namespace {
 struct CheckArgs {
   std::vector<std::string> cases;
   SutFlags flags;
+  GpuFlags gpu;
 };
 
 void RunCheck(const CheckArgs& args, int* exit_code) {
@@ -20,10 +22,14 @@ void RunCheck(const CheckArgs& args, int* exit_code) {
   // Parse every file first: bad input is exit 2 before any verdict is printed.
   std::vector<Case> cases;
   for (const std::string& path : args.cases) cases.push_back(ReadCaseArg(path));
+  std::unique_ptr<GpuChecker> gpu;
+  if (args.gpu.gpu) gpu = std::make_unique<GpuChecker>(args.gpu, options);
   int failed = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
-    const check::CaseResult result = check::RunCase(cases[i], options);
-    std::cout << check::VerdictText(args.cases[i], result, options);
+    std::string gpu_line;
+    const check::CaseResult result =
+        gpu ? gpu->Check(cases[i], &gpu_line) : check::RunCase(cases[i], options);
+    std::cout << check::VerdictText(DisplayName(args.cases[i]), result, options) << gpu_line;
     failed += result.PassesOrKnown() ? 0 : 1;
   }
   if (cases.size() > 1) {
@@ -39,6 +45,7 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("check", "check every invariant for every rank of each case");
   cmd->add_option("CASE", args->cases, "case files (r3case format; - for stdin)")->required();
   args->flags.AddTo(*cmd);
+  args->gpu.AddTo(*cmd);
   cmd->callback([args, exit_code] { RunCheck(*args, exit_code); });
 }
 

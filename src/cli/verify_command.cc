@@ -5,6 +5,7 @@
 
 #include "cli/case_input.h"
 #include "cli/commands.h"
+#include "cli/gpu_flags.h"
 #include "cli/sut_flags.h"
 #include "r3/case/case_format.h"
 #include "r3/check/report.h"
@@ -19,6 +20,7 @@ struct VerifyArgs {
   uint64_t seed = 1;
   std::string corpus;
   SutFlags flags;
+  GpuFlags gpu;
 };
 
 struct Tally {
@@ -31,11 +33,14 @@ struct Tally {
 class Verifier {
  public:
   Verifier(const VerifyArgs& args, sut::SutOptions options)
-      : args_(args), options_(std::move(options)) {}
+      : args_(args), options_(std::move(options)) {
+    if (args_.gpu.gpu) gpu_ = std::make_unique<GpuChecker>(args_.gpu, options_);
+  }
 
   int Run() {
     const std::string corpus = args_.corpus.empty() ? DefaultCorpusDir() : args_.corpus;
-    std::cout << "r3check verify: " << check::DescribeOptions(options_) << "\n"
+    std::cout << "r3check verify: " << check::DescribeOptions(options_)
+              << (gpu_ ? ", on the GPU path" : "") << "\n"
               << "corpus " << corpus << ", " << args_.cases << " generated cases, seed "
               << args_.seed << "\n\n";
     // Regressions run first: they are the cases that failed before.
@@ -52,14 +57,15 @@ class Verifier {
              bool expect_finding) {
     Tally& tally = tallies_[label];
     ++tally.cases;
-    const check::CaseResult result = check::RunCase(c, options_);
+    std::string gpu_line;
+    const check::CaseResult result = gpu_ ? gpu_->Check(c, &gpu_line) : check::RunCase(c, options_);
     for (const check::KnownFinding* f : result.explained) {
       if (f != nullptr) ++finding_counts_[std::string(f->id)];
     }
     if (!result.PassesOrKnown()) {
       ++tally.fail;
       ++failures_;
-      std::cout << check::VerdictText(source, result, options_) << "--- case ---\n"
+      std::cout << check::VerdictText(source, result, options_) << gpu_line << "--- case ---\n"
                 << PrintCase(c) << "------------\n";
     } else if (!result.verdict.ok()) {
       ++tally.known;
@@ -128,6 +134,7 @@ class Verifier {
 
   const VerifyArgs& args_;
   sut::SutOptions options_;
+  std::unique_ptr<GpuChecker> gpu_;
   std::map<std::string, Tally> tallies_;
   std::vector<std::string> order_;
   std::map<std::string, int64_t> finding_counts_;
@@ -145,6 +152,7 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--seed", args->seed, "seed of the case sampler");
   cmd->add_option("--corpus", args->corpus, "corpus folder (default: the source tree's corpus/)");
   args->flags.AddTo(*cmd);
+  args->gpu.AddTo(*cmd);
   cmd->callback([args, exit_code] {
     *exit_code = Verifier(*args, args->flags.Resolve()).Run();
   });

@@ -1,0 +1,265 @@
+// GPU benchmark of the capture path (run on the H200 machines, never a
+// test): checked cases per second (emulated ranks on one GPU, one rank per
+// GPU with NCCL on two), the capture copy against cudaMemcpyAsync of the
+// same bytes, and vLLM's ragged all-gather (grouped ncclBroadcasts) against
+// a plain ncclAllGather of the same total bytes.
+//   gpu_bench [OUT.json]   (default bench/results/gpu.json)
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "r3/gpu/gpu.h"
+#include "r3/gpu/kernels.h"
+#include "r3/sample/case_sampler.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::ordered_json;
+
+void Check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "gpu_bench: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+void Check(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess) {
+    std::fprintf(stderr, "gpu_bench: %s: %s\n", what, ncclGetErrorString(r));
+    std::exit(1);
+  }
+}
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Cases per second over `cases`, in batches of 64, after one warm-up batch.
+ordered_json CasesPerSecond(r3::gpu::Runner& runner, const std::vector<r3::Case>& cases,
+                            const std::string& what) {
+  const size_t batch = 64;
+  runner.RunBatch({cases.data(), std::min(batch, cases.size())});
+  int64_t failed = 0;
+  int64_t values = 0;
+  std::string mode;
+  const auto t0 = Clock::now();
+  for (size_t i = 0; i < cases.size(); i += batch) {
+    const size_t n = std::min(batch, cases.size() - i);
+    for (const r3::gpu::GpuCaseResult& r : runner.RunBatch({cases.data() + i, n})) {
+      failed += r.Passes() ? 0 : 1;
+      values += r.values_checked;
+      if (mode.empty() || r.mode.rfind("nccl", 0) == 0) mode = r.mode;
+    }
+  }
+  const double s = Seconds(t0, Clock::now());
+  std::printf("%-44s %8zu cases %8.3f s %10.1f cases/s (%s)\n", what.c_str(), cases.size(), s,
+              cases.size() / s, mode.c_str());
+  return {{"what", what}, {"mode", mode}, {"cases", cases.size()}, {"seconds", s},
+          {"cases_per_second", cases.size() / s}, {"values_checked", values},
+          {"failed", failed}};
+}
+
+template <typename F>
+double TimeMs(F&& body, int iterations, cudaStream_t stream) {
+  cudaEvent_t a, b;
+  Check(cudaEventCreate(&a), "event");
+  Check(cudaEventCreate(&b), "event");
+  body();  // warm-up
+  Check(cudaEventRecord(a, stream), "record");
+  for (int i = 0; i < iterations; ++i) body();
+  Check(cudaEventRecord(b, stream), "record");
+  Check(cudaEventSynchronize(b), "sync");
+  float ms = 0;
+  Check(cudaEventElapsedTime(&ms, a, b), "elapsed");
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms / iterations;
+}
+
+ordered_json CaptureBandwidth() {
+  ordered_json rows = ordered_json::array();
+  cudaStream_t s;
+  Check(cudaSetDevice(0), "device");
+  Check(cudaStreamCreate(&s), "stream");
+  const int64_t top_k = 8;
+  for (const int64_t mib : {64, 256, 1024}) {
+    const int64_t out_bytes = mib << 20;
+    const int64_t elems = out_bytes / 4;
+    const int64_t rows_n = elems / top_k;
+    int16_t* src16;
+    int32_t* src32;
+    int32_t* dst;
+    Check(cudaMalloc(&src16, elems * 2), "malloc");
+    Check(cudaMalloc(&src32, elems * 4), "malloc");
+    Check(cudaMalloc(&dst, elems * 4), "malloc");
+    Check(cudaMemset(src16, 1, elems * 2), "memset");
+    Check(cudaMemset(src32, 1, elems * 4), "memset");
+    const int iters = 20;
+    const double ms16 = TimeMs(
+        [&] { r3::gpu::LaunchCapture(src16, 0, rows_n, top_k, dst, 1, 0, false, s); }, iters, s);
+    const double ms32 = TimeMs(
+        [&] { r3::gpu::LaunchCapture(src32, 0, rows_n, top_k, dst, 1, 0, false, s); }, iters, s);
+    const double msc = TimeMs(
+        [&] { Check(cudaMemcpyAsync(dst, src32, out_bytes, cudaMemcpyDeviceToDevice, s), "cp"); },
+        iters, s);
+    auto gbs = [](double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; };
+    ordered_json row = {
+        {"capturer_mib", mib},
+        {"capture_int16_ms", ms16},
+        {"capture_int16_gbs_rw", gbs(elems * 6.0, ms16)},
+        {"capture_int32_ms", ms32},
+        {"capture_int32_gbs_rw", gbs(elems * 8.0, ms32)},
+        {"memcpy_ms", msc},
+        {"memcpy_gbs_rw", gbs(elems * 8.0, msc)},
+    };
+    std::printf("capture copy %5lld MiB: int16 src %.3f ms (%.0f GB/s r+w), int32 src %.3f ms "
+                "(%.0f GB/s), cudaMemcpyAsync %.3f ms (%.0f GB/s)\n",
+                static_cast<long long>(mib), ms16, row["capture_int16_gbs_rw"].get<double>(),
+                ms32, row["capture_int32_gbs_rw"].get<double>(), msc,
+                row["memcpy_gbs_rw"].get<double>());
+    rows.push_back(row);
+    cudaFree(src16);
+    cudaFree(src32);
+    cudaFree(dst);
+  }
+  cudaStreamDestroy(s);
+  return rows;
+}
+
+// Two GPUs: vLLM's all_gatherv (one ncclBroadcast per root, grouped) with
+// ragged 60/40 sizes against ncclAllGather with equal halves, same total.
+ordered_json RaggedAllGather() {
+  ordered_json rows = ordered_json::array();
+  int devs[2] = {0, 1};
+  ncclComm_t comms[2];
+  Check(ncclCommInitAll(comms, 2, devs), "ncclCommInitAll");
+  cudaStream_t streams[2];
+  for (int d = 0; d < 2; ++d) {
+    Check(cudaSetDevice(d), "device");
+    Check(cudaStreamCreate(&streams[d]), "stream");
+  }
+  for (const int64_t mib : {64, 256, 1024}) {
+    const size_t total = static_cast<size_t>(mib) << 20;
+    const size_t first = (total * 6 / 10) & ~size_t{255};
+    const size_t sizes[2] = {first, total - first};
+    const size_t offsets[2] = {0, first};
+    char* in[2];
+    char* out[2];
+    for (int d = 0; d < 2; ++d) {
+      Check(cudaSetDevice(d), "device");
+      Check(cudaMalloc(&in[d], total), "malloc");
+      Check(cudaMalloc(&out[d], total), "malloc");
+      Check(cudaMemset(in[d], d + 1, total), "memset");
+    }
+    auto ragged = [&] {
+      Check(ncclGroupStart(), "group");
+      for (int root = 0; root < 2; ++root) {
+        for (int d = 0; d < 2; ++d) {
+          Check(ncclBroadcast(in[d], out[d] + offsets[root], sizes[root], ncclInt8, root,
+                              comms[d], streams[d]),
+                "broadcast");
+        }
+      }
+      Check(ncclGroupEnd(), "group");
+    };
+    auto equal = [&] {
+      Check(ncclGroupStart(), "group");
+      for (int d = 0; d < 2; ++d) {
+        Check(ncclAllGather(in[d], out[d], total / 2, ncclInt8, comms[d], streams[d]), "ag");
+      }
+      Check(ncclGroupEnd(), "group");
+    };
+    auto time = [&](auto&& body) {
+      body();
+      for (int d = 0; d < 2; ++d) {
+        Check(cudaSetDevice(d), "device");
+        Check(cudaStreamSynchronize(streams[d]), "sync");
+      }
+      const int iters = 20;
+      const auto t0 = Clock::now();
+      for (int i = 0; i < iters; ++i) body();
+      for (int d = 0; d < 2; ++d) {
+        Check(cudaSetDevice(d), "device");
+        Check(cudaStreamSynchronize(streams[d]), "sync");
+      }
+      return Seconds(t0, Clock::now()) * 1e3 / iters;
+    };
+    const double ms_ragged = time(ragged);
+    const double ms_equal = time(equal);
+    auto gbs = [&](double ms) { return total / (ms * 1e-3) / 1e9; };
+    std::printf("all-gather %5lld MiB total on 2 GPUs: ragged broadcasts %.3f ms (%.0f GB/s), "
+                "ncclAllGather %.3f ms (%.0f GB/s)\n",
+                static_cast<long long>(mib), ms_ragged, gbs(ms_ragged), ms_equal,
+                gbs(ms_equal));
+    rows.push_back({{"total_mib", mib}, {"ragged_split", "60/40"},
+                    {"ragged_broadcasts_ms", ms_ragged}, {"ragged_algbw_gbs", gbs(ms_ragged)},
+                    {"allgather_ms", ms_equal}, {"allgather_algbw_gbs", gbs(ms_equal)}});
+    for (int d = 0; d < 2; ++d) {
+      cudaSetDevice(d);
+      cudaFree(in[d]);
+      cudaFree(out[d]);
+    }
+  }
+  for (int d = 0; d < 2; ++d) ncclCommDestroy(comms[d]);
+  return rows;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/1);
+  const std::string out_path = argc > 1 ? argv[1] : "bench/results/gpu.json";
+  const r3::gpu::Availability gpus = r3::gpu::ProbeGpus();
+  if (!gpus.ok()) {
+    std::printf("gpu_bench: no GPU (%s)\n", gpus.detail.c_str());
+    return 77;
+  }
+  int driver = 0;
+  int nccl = 0;
+  cudaDriverGetVersion(&driver);
+  ncclGetVersion(&nccl);
+  ordered_json j;
+  j["machine"] = {{"gpus", gpus.devices}, {"names", gpus.detail}, {"cuda_driver", driver},
+                  {"nccl", nccl}};
+  std::printf("gpu_bench on %d GPU(s): %s\n", gpus.devices, gpus.detail.c_str());
+
+  // The sampler `r3check verify` uses, and DP2/TP1 cases (one rank per GPU).
+  r3::sample::CaseSampler sampler(/*seed=*/1);
+  std::vector<r3::Case> mixed, dp2;
+  while (mixed.size() < 2048) mixed.push_back(sampler.Next());
+  r3::sample::CaseSampler sampler2(/*seed=*/2);
+  while (dp2.size() < 2048) {
+    r3::Case c = sampler2.Next();
+    if (c.config.dp != 2) continue;
+    c.config.tp = 1;
+    dp2.push_back(c);
+  }
+  ordered_json rate = ordered_json::array();
+  {
+    r3::gpu::GpuOptions o;
+    o.mode = r3::gpu::RankMode::kEmulated;
+    r3::gpu::Runner emulated(o);
+    rate.push_back(CasesPerSecond(emulated, mixed, "verify sampler, emulated, 1 GPU"));
+    rate.push_back(CasesPerSecond(emulated, dp2, "DP2/TP1, emulated, 1 GPU"));
+  }
+  if (gpus.devices >= 2) {
+    r3::gpu::GpuOptions o;
+    o.mode = r3::gpu::RankMode::kAuto;
+    r3::gpu::Runner nccl_runner(o);
+    rate.push_back(CasesPerSecond(nccl_runner, dp2, "DP2/TP1, one rank per GPU, NCCL, 2 GPUs"));
+  }
+  j["checked_cases"] = rate;
+  j["capture_copy"] = CaptureBandwidth();
+  if (gpus.devices >= 2) j["ragged_all_gather"] = RaggedAllGather();
+  std::ofstream(out_path) << j.dump(2) << "\n";
+  std::printf("wrote %s\n", out_path.c_str());
+  return 0;
+}

@@ -1,0 +1,70 @@
+#include "cli/gpu_flags.h"
+
+#include <iostream>
+
+#include "cli/sut_flags.h"
+
+#ifdef R3CHECK_HAVE_GPU
+#include "r3/gpu/gpu.h"
+#endif
+
+namespace r3::cli {
+
+void GpuFlags::AddTo(CLI::App& app) {
+  app.add_flag("--gpu", gpu, "run the cases through the CUDA capture path on the GPU(s)");
+  app.add_option("--gpu-ranks", ranks,
+                 "auto: one rank per GPU with NCCL when the ranks fit, else emulated on one GPU")
+      ->check(CLI::IsMember({"auto", "emulated"}));
+  app.add_flag("--gpu-graph", graph, "capture each step as a CUDA graph and check 3 replays");
+}
+
+#ifdef R3CHECK_HAVE_GPU
+
+struct GpuChecker::Impl {
+  std::unique_ptr<gpu::Runner> runner;
+};
+
+GpuChecker::GpuChecker(const GpuFlags& flags, const sut::SutOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  const gpu::Availability gpus = gpu::ProbeGpus();
+  if (!gpus.ok()) throw UsageError("--gpu: no usable GPU here (" + gpus.detail + ")");
+  gpu::GpuOptions opts;
+  opts.sut = options;
+  opts.mode = flags.ranks == "emulated" ? gpu::RankMode::kEmulated : gpu::RankMode::kAuto;
+  opts.graph = flags.graph;
+  try {
+    impl_->runner = std::make_unique<gpu::Runner>(opts);
+  } catch (const gpu::GpuError& e) {
+    throw UsageError(std::string("--gpu: ") + e.what());
+  }
+  std::cerr << "r3check: --gpu on " << impl_->runner->devices() << " GPU(s): " << gpus.detail
+            << "\n";
+}
+
+GpuChecker::~GpuChecker() = default;
+
+check::CaseResult GpuChecker::Check(const Case& c, std::string* summary) {
+  try {
+    gpu::GpuCaseResult r = impl_->runner->Run(c);
+    if (summary != nullptr) *summary = r.Summary();
+    return std::move(r.result);
+  } catch (const gpu::GpuError& e) {
+    throw UsageError(std::string("--gpu: ") + e.what());
+  }
+}
+
+#else
+
+struct GpuChecker::Impl {};
+
+GpuChecker::GpuChecker(const GpuFlags&, const sut::SutOptions&) {
+  throw UsageError("--gpu: this r3check was built without CUDA (configure with -Dgpu=enabled)");
+}
+
+GpuChecker::~GpuChecker() = default;
+
+check::CaseResult GpuChecker::Check(const Case&, std::string*) { return {}; }
+
+#endif
+
+}  // namespace r3::cli

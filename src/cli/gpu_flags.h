@@ -1,0 +1,44 @@
+// --gpu for `r3check check` and `r3check verify`: run each case through the
+// real CUDA capture path (src/r3/gpu) instead of the host SUT. Built without
+// CUDA, or run where there is no GPU, --gpu is a usage error (exit 2): it
+// never falls back to the host silently.
+#ifndef R3_CLI_GPU_FLAGS_H_
+#define R3_CLI_GPU_FLAGS_H_
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "r3/case/case.h"
+#include "r3/check/run_case.h"
+#include "r3/sut/sut.h"
+
+namespace r3::cli {
+
+struct GpuFlags {
+  bool gpu = false;
+  std::string ranks = "auto";  // auto | emulated
+  bool graph = false;
+
+  void AddTo(CLI::App& app);
+};
+
+// One GPU runner for the whole command.
+class GpuChecker {
+ public:
+  // Throws UsageError when there is no CUDA build or no GPU.
+  GpuChecker(const GpuFlags& flags, const sut::SutOptions& options);
+  ~GpuChecker();
+
+  // The judged GPU observation; `summary` gets the GPU's one-line account.
+  check::CaseResult Check(const Case& c, std::string* summary);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace r3::cli
+
+#endif  // R3_CLI_GPU_FLAGS_H_

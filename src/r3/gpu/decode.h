@@ -1,0 +1,44 @@
+// Reading the capturer buffers back: which (dp, token) each captured row came
+// from, and how many values differ from what the model says must be there.
+#ifndef R3_GPU_DECODE_H_
+#define R3_GPU_DECODE_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "r3/case/case.h"
+#include "r3/case/rows.h"
+#include "r3/gpu/gpu.h"
+#include "r3/gpu/plan.h"
+#include "r3/sut/observation.h"
+
+namespace r3::gpu {
+
+// Rows [0, rows) of one rank's capturer buffer, every layer: (rows, L, K).
+struct Readback {
+  const int32_t* data = nullptr;
+  int64_t rows = 0;
+};
+
+// Rows of the capturer to read back for a rank: everything the capture or
+// the model touches, plus one row to see that nothing past it was written.
+int64_t ReadbackRows(const Plan& plan, const Case& c, size_t rank);
+
+struct Decoded {
+  std::vector<RowRuns> captured;  // per rank: the identity of each row copied
+  int64_t values_checked = 0;
+  int64_t wrong_values = 0;
+  std::optional<Mismatch> first_mismatch;
+};
+
+// A row equal to the model's expected row is that row; otherwise it is
+// looked up among all rows of the step (the host SUT's claim breaks ties
+// between equal fills); an unknown row reads as padding.
+Decoded Decode(const Case& c, const Plan& plan, const sut::Observation& host, uint64_t seed,
+               std::span<const Readback> readback);
+
+}  // namespace r3::gpu
+
+#endif  // R3_GPU_DECODE_H_

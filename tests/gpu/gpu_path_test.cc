@@ -1,0 +1,209 @@
+// The GPU capture path on a fixed set of cases: the corpus, the pinned
+// findings, NCCL-sized cases, CUDA-graph replays and the mutants. This is
+// also the binary the compute-sanitizer setups run.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "r3/case/case_format.h"
+#include "r3/check/run_case.h"
+#include "r3/gpu/gpu.h"
+#include "r3/sut/mutants.h"
+#include "gpu_testing.h"
+
+namespace r3::gpu {
+namespace {
+
+using testing::CorpusFiles;
+using testing::DiffAgainstHost;
+using testing::ViolatedInvariants;
+
+Case FromText(const std::string& body) { return ParseCase("r3case 1\n" + body, "test"); }
+
+// DP2/TP1: ragged sizes (grouped broadcasts) and equal sizes (ncclAllGather),
+// small enough to run one rank per GPU on two GPUs.
+Case Dp2Ragged() {
+  return FromText(
+      "dp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\ntop_k 4\n"
+      "num_experts 256\nnum_layers 3\ntokens 5 3\n");
+}
+Case Dp2Equal() {
+  return FromText(
+      "dp 2\ntp 1\nep on\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\ntop_k 4\n"
+      "num_experts 256\nnum_layers 2\ntokens 5 3\npadded 8 8\n");
+}
+Case Dp2IdleRank() {
+  return FromText(
+      "dp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 16\ntop_k 2\n"
+      "num_experts 64\nnum_layers 1\ntokens 0 4\n");
+}
+Case Tp2NoDp() {
+  return FromText(
+      "dp 1\ntp 2\nep on\ndispatch naive\nsp auto\nmax_num_batched_tokens 16\ntop_k 2\n"
+      "num_experts 64\nnum_layers 2\ntokens 7\n");
+}
+
+std::vector<Case> NcclCases() { return {Dp2Ragged(), Dp2Equal(), Dp2IdleRank(), Tp2NoDp()}; }
+
+GpuOptions Options(RankMode mode, sut::MutantSet mutants = {}) {
+  GpuOptions o;
+  o.mode = mode;
+  o.sut.mutants = mutants;
+  return o;
+}
+
+void ExpectMatchesHost(const GpuCaseResult& r, const Case& c, const sut::SutOptions& sut,
+                       const std::string& name) {
+  const check::CaseResult host = check::RunCase(c, sut);
+  EXPECT_EQ(ViolatedInvariants(r.result.verdict), ViolatedInvariants(host.verdict)) << name;
+  EXPECT_EQ(DiffAgainstHost(r), "") << name;
+  EXPECT_EQ(r.Passes(), host.PassesOrKnown()) << name << "\n" << r.Summary();
+}
+
+TEST(GpuPathTest, CorpusSeedsPassWithEmulatedRanks) {
+  Runner runner(Options(RankMode::kEmulated));
+  for (const std::string& path : CorpusFiles("seeds")) {
+    const Case c = LoadCaseFile(path);
+    const GpuCaseResult r = runner.Run(c);
+    EXPECT_TRUE(r.Passes()) << path << "\n" << r.Summary();
+    EXPECT_EQ(r.wrong_values, 0) << path << "\n" << r.Summary();
+    EXPECT_GT(r.values_checked, 0) << path;
+    ExpectMatchesHost(r, c, {}, path);
+  }
+}
+
+TEST(GpuPathTest, FindingsReproduceOnTheGpu) {
+  Runner runner(Options(RankMode::kEmulated));
+  for (const std::string& path : CorpusFiles("findings")) {
+    const Case c = LoadCaseFile(path);
+    const GpuCaseResult r = runner.Run(c);
+    EXPECT_FALSE(r.result.verdict.ok()) << path;
+    EXPECT_TRUE(r.result.PassesOrKnown()) << path << "\n" << r.Summary();
+    ExpectMatchesHost(r, c, {}, path);
+  }
+}
+
+TEST(GpuPathTest, SpecExampleRowsAreDecodedFromRealData) {
+  Runner runner(Options(RankMode::kEmulated));
+  const GpuCaseResult r = runner.Run(LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
+                                                  "/seeds/tp2-dp2-eager.r3case"));
+  // Spec section 7: n = 10 gathered rows; DP1 takes rows [6, 9).
+  const sut::RankObservation& dp1 = r.result.observation.ranks[2];
+  EXPECT_EQ(dp1.n, 10);
+  EXPECT_EQ(dp1.branch, sut::Branch::kEpSpShards);
+  EXPECT_EQ(dp1.captured, (RowRuns{{1, 0, 3}}));
+  EXPECT_EQ(r.result.observation.ranks[0].captured, (RowRuns{{0, 0, 5}}));
+}
+
+TEST(GpuPathTest, InternalSpGathersOverTheTpGroup) {
+  Runner runner(Options(RankMode::kEmulated));
+  const GpuCaseResult r = runner.Run(LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
+                                                  "/seeds/tp2-dp2-internal-sp.r3case"));
+  bool gathered = false;
+  for (const sut::RankObservation& rank : r.result.observation.ranks) {
+    gathered = gathered || rank.branch == sut::Branch::kSpTpGather;
+  }
+  EXPECT_TRUE(gathered);
+  EXPECT_TRUE(r.Passes()) << r.Summary();
+}
+
+TEST(GpuPathTest, OneRankPerGpuWithNcclWhenTheRanksFit) {
+  Runner runner(Options(RankMode::kAuto));
+  for (const Case& c : NcclCases()) {
+    const GpuCaseResult r = runner.Run(c);
+    if (runner.devices() >= 2) {
+      EXPECT_EQ(r.mode.rfind("nccl", 0), 0u) << r.mode;
+    }
+    EXPECT_TRUE(r.Passes()) << PrintCase(c) << r.Summary();
+    EXPECT_EQ(r.wrong_values, 0) << r.Summary();
+    ExpectMatchesHost(r, c, {}, PrintCase(c));
+  }
+}
+
+TEST(GpuPathTest, BatchesGiveTheSameResultsAsSingleRuns) {
+  Runner runner(Options(RankMode::kAuto));
+  std::vector<Case> cases = NcclCases();
+  for (const std::string& path : CorpusFiles("seeds")) cases.push_back(LoadCaseFile(path));
+  const std::vector<GpuCaseResult> batch = runner.RunBatch(cases);
+  ASSERT_EQ(batch.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const GpuCaseResult one = runner.Run(cases[i]);
+    EXPECT_EQ(batch[i].Summary(), one.Summary());
+    EXPECT_TRUE(batch[i].Passes()) << batch[i].Summary();
+  }
+}
+
+TEST(GpuPathTest, CudaGraphReplaysAreEachChecked) {
+  GpuOptions o = Options(RankMode::kEmulated);
+  o.graph = true;
+  o.graph_replays = 3;
+  Runner runner(o);
+  std::vector<Case> cases = NcclCases();
+  for (const std::string& path : CorpusFiles("seeds")) cases.push_back(LoadCaseFile(path));
+  for (const Case& c : cases) {
+    const GpuCaseResult r = runner.Run(c);
+    EXPECT_EQ(r.steps, 3);
+    EXPECT_NE(r.mode.find("graph"), std::string::npos);
+    EXPECT_TRUE(r.Passes()) << PrintCase(c) << r.Summary();
+    EXPECT_EQ(r.wrong_values, 0);
+  }
+}
+
+TEST(GpuPathTest, TooSmallReplayBufferIsAnErrorNotAWrite) {
+  GpuOptions o = Options(RankMode::kEmulated);
+  o.sut.policy = sut::Policy::kLegacy;
+  Runner runner(o);
+  const Case c =
+      LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) + "/seeds/tp2-dp2-warmup.r3case");
+  const GpuCaseResult r = runner.Run(c);
+  EXPECT_TRUE(r.result.verdict.Violates(check::Invariant::kReplayFits));
+  EXPECT_NE(r.result.observation.ranks[0].replay_error.find("ValueError"), std::string::npos);
+  ExpectMatchesHost(r, c, o.sut, "legacy warmup");
+}
+
+// A mutant the host SUT ignores must pass on the host and fail on the GPU.
+void ExpectGpuOnlyKill(sut::Mutant m, RankMode mode, const Case& c) {
+  const sut::MutantSet mutants(m);
+  const sut::SutOptions host_options{.mutants = mutants};
+  EXPECT_TRUE(check::RunCase(c, host_options).PassesOrKnown());
+  Runner runner(Options(mode, mutants));
+  const GpuCaseResult r = runner.Run(c);
+  EXPECT_FALSE(r.Passes()) << sut::GetMutantInfo(m).name << " " << r.mode << "\n" << r.Summary();
+  EXPECT_GT(r.wrong_values, 0);
+}
+
+TEST(GpuPathTest, GpuOnlyMutantsAreCaught) {
+  for (const RankMode mode : {RankMode::kEmulated, RankMode::kAuto}) {
+    ExpectGpuOnlyKill(sut::Mutant::kGpuLayerStride, mode, Dp2Ragged());
+    ExpectGpuOnlyKill(sut::Mutant::kGpuGatherReversed, mode, Dp2Ragged());
+    ExpectGpuOnlyKill(sut::Mutant::kGpuGatherReversed, mode, Dp2Equal());
+  }
+  ExpectGpuOnlyKill(sut::Mutant::kGpuGatherReversed, RankMode::kEmulated,
+                    LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
+                                 "/seeds/tp2-dp2-eager.r3case"));
+}
+
+TEST(GpuPathTest, HostMutantsAreCaughtOnTheGpuAsOnTheHost) {
+  std::vector<std::string> paths = CorpusFiles("seeds");
+  for (const sut::MutantInfo& info : sut::MutantCatalogue()) {
+    if (info.gpu_only) continue;
+    const sut::MutantSet mutants(info.id);
+    Runner runner(Options(RankMode::kEmulated, mutants));
+    int killed = 0;
+    for (const std::string& path : paths) {
+      const Case c = LoadCaseFile(path);
+      const GpuCaseResult r = runner.Run(c);
+      ExpectMatchesHost(r, c, {.mutants = mutants}, std::string(info.name) + " " + path);
+      killed += r.Passes() ? 0 : 1;
+    }
+    if (info.equivalent) {
+      EXPECT_EQ(killed, 0) << info.name;
+    } else {
+      EXPECT_GT(killed, 0) << info.name << " survives every seed on the GPU";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace r3::gpu
