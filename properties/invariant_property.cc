@@ -1,0 +1,67 @@
+#include "properties/invariant_property.h"
+
+#include <rapidcheck.h>
+
+#include "properties/case_classes.h"
+#include "properties/case_gen.h"
+#include "r3/case/case_format.h"
+#include "r3/check/report.h"
+
+namespace r3::props {
+namespace {
+
+std::string RankText(const check::Violation& v) {
+  if (v.dp < 0 && v.tp < 0) return "all ranks";
+  std::string out;
+  if (v.dp >= 0) out += "dp" + std::to_string(v.dp);
+  if (v.tp >= 0) out += (out.empty() ? "" : "/") + std::string("tp") + std::to_string(v.tp);
+  return out;
+}
+
+}  // namespace
+
+const check::Violation* FirstUnexplained(const check::CaseResult& result,
+                                         std::optional<check::Invariant> inv) {
+  for (size_t i = 0; i < result.verdict.violations.size(); ++i) {
+    const check::Violation& v = result.verdict.violations[i];
+    if (inv && v.invariant != *inv) continue;
+    if (result.explained[i] == nullptr) return &v;
+  }
+  return nullptr;
+}
+
+std::string FailureReport(const Case& c, const check::CaseResult& result,
+                          const check::Violation& v, const sut::SutOptions& options) {
+  std::string out = "invariant " + std::to_string(static_cast<int>(v.invariant)) + " (" +
+                    std::string(check::InvariantName(v.invariant)) + ") violated on " +
+                    RankText(v) + " [" + check::DescribeOptions(options) + "]\n  " + v.message +
+                    "\n";
+  if (v.has_rows) {
+    out += "  captured: " + DescribeRuns(v.captured) + "\n  expected: " +
+           DescribeRuns(v.expected) + "\n";
+  }
+  out += check::VerdictText("<generated>", result, options);
+  out += "\n--- case (save as corpus/regressions/NAME.r3case) ---\n" + PrintCase(c) + "---\n";
+  return out;
+}
+
+void CheckCase(const Case& c, std::optional<check::Invariant> inv,
+               const sut::SutOptions& options) {
+  const check::CaseResult result = check::RunCase(c, options);
+  if (const check::Violation* v = FirstUnexplained(result, inv)) {
+    RC_FAIL(FailureReport(c, result, *v, options));
+  }
+}
+
+void InvariantHolds(check::Invariant inv, const sut::SutOptions& options) {
+  const Case c = *GenCase();
+  CheckCase(c, inv, options);
+}
+
+void AllInvariantsHold(const sut::SutOptions& options) {
+  const Case c = *GenCase();
+  ClassifyForRapidCheck(c);
+  CheckCase(c, std::nullopt, options);
+}
+
+}  // namespace r3::props
