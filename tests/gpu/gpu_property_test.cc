@@ -5,6 +5,8 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <ostream>
 #include <memory>
 #include <vector>
 
@@ -20,23 +22,48 @@ namespace {
 using testing::DiffAgainstHost;
 using testing::ViolatedInvariants;
 
+}  // namespace
+}  // namespace r3::gpu
+
+// Readable counterexamples.
+namespace r3 {
+void showValue(const Case& c, std::ostream& os) { os << "\n" << PrintCase(c); }
+namespace sut {
+void showValue(Mutant m, std::ostream& os) { os << GetMutantInfo(m).name; }
+}  // namespace sut
+}  // namespace r3
+
+namespace r3::gpu {
+namespace {
+
+struct Shape {
+  int64_t min_dp = 1;
+  int64_t max_dp = 4;
+  int64_t max_tp = 4;
+  bool informative = false;  // fills that tell rows apart (>= 256 ids, top_k >= 2)
+  bool naive_only = false;
+  int64_t min_layers = 1;
+};
+
 // Small legal cases of every shape vLLM produces: eager ragged, CUDA-graph
 // padded, idle ranks. max_dp * max_tp bounds the ranks.
-rc::Gen<Case> GenCase(int64_t max_dp, int64_t max_tp, bool informative) {
+rc::Gen<Case> GenCase(Shape shape) {
   return rc::gen::exec([=] {
+    const bool informative = shape.informative;
     Case c;
     Config& cfg = c.config;
-    cfg.dp = *rc::gen::inRange<int64_t>(1, max_dp + 1);
-    cfg.tp = *rc::gen::inRange<int64_t>(1, max_tp + 1);
+    cfg.dp = *rc::gen::inRange<int64_t>(shape.min_dp, shape.max_dp + 1);
+    cfg.tp = *rc::gen::inRange<int64_t>(1, shape.max_tp + 1);
     cfg.ep = *rc::gen::arbitrary<bool>();
-    cfg.dispatch = *rc::gen::element(Dispatch::kNaive, Dispatch::kInternal);
+    cfg.dispatch = shape.naive_only ? Dispatch::kNaive
+                                    : *rc::gen::element(Dispatch::kNaive, Dispatch::kInternal);
     cfg.sp = *rc::gen::element(SpMode::kAuto, SpMode::kOff);
     cfg.max_num_batched_tokens = *rc::gen::inRange<int64_t>(1, 48);
     cfg.num_experts = informative ? *rc::gen::element<int64_t>(256, 4096, 32768)
                                   : *rc::gen::element<int64_t>(1, 8, 256, 40000);
     cfg.top_k = *rc::gen::inRange<int64_t>(informative ? 2 : 1,
                                            std::min<int64_t>(cfg.num_experts, 5) + 1);
-    cfg.num_layers = *rc::gen::inRange<int64_t>(1, 4);
+    cfg.num_layers = *rc::gen::inRange<int64_t>(shape.min_layers, 4);
     const int64_t m = cfg.max_num_batched_tokens;
     const bool graph = *rc::gen::arbitrary<bool>();
     const int64_t size = *rc::gen::inRange<int64_t>(0, m + 1);
@@ -84,14 +111,14 @@ void AssertMatchesHost(const std::vector<Case>& cases, RankMode mode,
 
 RC_GTEST_PROP(GpuPropertyTest, EmulatedBatchesMatchTheHostSut, ()) {
   const auto cases = *rc::gen::container<std::vector<Case>>(
-      *rc::gen::inRange<size_t>(1, 9), GenCase(/*max_dp=*/4, /*max_tp=*/4, false));
+      *rc::gen::inRange<size_t>(1, 9), GenCase({}));
   AssertMatchesHost(cases, RankMode::kEmulated, {});
 }
 
 // With two GPUs the DP2/TP1 and DP1/TP2 cases run one rank per GPU (NCCL).
 RC_GTEST_PROP(GpuPropertyTest, NcclBatchesMatchTheHostSut, ()) {
   const auto cases = *rc::gen::container<std::vector<Case>>(
-      *rc::gen::inRange<size_t>(1, 9), GenCase(/*max_dp=*/2, /*max_tp=*/1, false));
+      *rc::gen::inRange<size_t>(1, 9), GenCase({.max_dp = 2, .max_tp = 1}));
   AssertMatchesHost(cases, RankMode::kAuto, {});
 }
 
@@ -102,19 +129,19 @@ RC_GTEST_PROP(GpuPropertyTest, HostMutantsShowTheSameOnTheGpu, ()) {
   }
   const sut::Mutant m = *rc::gen::elementOf(host_mutants);
   const auto cases = *rc::gen::container<std::vector<Case>>(
-      *rc::gen::inRange<size_t>(1, 5), GenCase(/*max_dp=*/3, /*max_tp=*/3, false));
+      *rc::gen::inRange<size_t>(1, 5), GenCase({.max_dp = 3, .max_tp = 3}));
   AssertMatchesHost(cases, RankMode::kAuto, sut::MutantSet(m));
 }
 
 // Row 1 of a capture lands in a cell the model says stays unwritten.
 RC_GTEST_PROP(GpuPropertyTest, LayerStrideMutantIsAlwaysCaught, ()) {
-  const Case c = *GenCase(/*max_dp=*/3, /*max_tp=*/2, true);
+  const Case c = *GenCase({.max_dp = 3, .max_tp = 2, .informative = true, .min_layers = 2});
   const GpuCaseResult clean = SharedRunner(RankMode::kAuto).Run(c);
   bool two_rows = false;
   for (const sut::RankObservation& r : clean.result.observation.ranks) {
     two_rows = two_rows || TotalRows(r.captured) >= 2;
   }
-  RC_PRE(two_rows && c.config.num_layers >= 2);
+  RC_PRE(two_rows);
   const GpuCaseResult r =
       SharedRunner(RankMode::kAuto, sut::MutantSet(sut::Mutant::kGpuLayerStride)).Run(c);
   RC_LOG() << PrintCase(c) << r.Summary();
@@ -124,16 +151,14 @@ RC_GTEST_PROP(GpuPropertyTest, LayerStrideMutantIsAlwaysCaught, ()) {
 
 // Reversing a gather moves rows whenever two members send rows.
 RC_GTEST_PROP(GpuPropertyTest, ReversedGatherIsCaughtWhenTwoMembersSendRows, ()) {
-  const Case c = *GenCase(/*max_dp=*/3, /*max_tp=*/2, true);
-  RC_PRE(sut::internal::UsesNaiveDispatch(c.config));
+  const Case c = *GenCase(
+      {.min_dp = 2, .max_dp = 3, .max_tp = 2, .informative = true, .naive_only = true});
   const check::CaseResult host = check::RunCase(c, {});
   RC_PRE(host.verdict.ok());
-  const bool sp = sut::internal::UseSequenceParallelMoe(c.config);
+  // local_sizes lists one gather group's members: the EP group under SP,
+  // else every DP group (one per TP index) has these sizes.
   const std::vector<int64_t>& sizes = *host.observation.local_sizes;
-  // Members of one gather group: the EP group under SP, else one DP group.
-  int64_t senders = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) senders += sizes[i] > 0 ? 1 : 0;
-  RC_PRE(senders >= 2 || (!sp && senders >= 2));
+  RC_PRE(std::count_if(sizes.begin(), sizes.end(), [](int64_t s) { return s > 0; }) >= 2);
   const GpuCaseResult r =
       SharedRunner(RankMode::kAuto, sut::MutantSet(sut::Mutant::kGpuGatherReversed)).Run(c);
   RC_LOG() << PrintCase(c) << r.Summary();

@@ -121,12 +121,17 @@ Decoded Decode(const Case& c, const Plan& plan, const sut::Observation& host, ui
     const RowRuns& claims = host.ranks[i].captured;
     for (int64_t row = 0; row < len && row < rb.rows; ++row) {
       const int32_t* got = rb.data + (row * layers + plan.layer) * k_size;
+      // Equal fills cannot be told apart: the host SUT's claim, then the
+      // model's row, win ties.
+      const Identity claim = ClaimAt(claims, row);
       Identity id;
-      if (row < real && index.Matches(got, Identity{r.dp, row})) {
+      if (claim.dp != RowRun::kPad && index.Matches(got, claim)) {
+        id = claim;
+      } else if (row < real && index.Matches(got, Identity{r.dp, row})) {
         id = {r.dp, row};
       } else if (std::all_of(got, got + k_size, [](int32_t v) { return v == kPoison; })) {
         id = {};
-      } else if (auto found = index.Find(got, ClaimAt(claims, row))) {
+      } else if (auto found = index.Find(got, claim)) {
         id = *found;
       }
       AppendRun(runs, {id.dp, id.dp == RowRun::kPad ? 0 : id.token, 1});

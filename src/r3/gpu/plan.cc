@@ -124,6 +124,15 @@ Plan BuildPlan(const Case& c, const sut::Observation& host, const sut::MutantSet
       r.error = "gpu: the router saw " + std::to_string(r.n) + " rows, the host SUT " +
                 std::to_string(h.n);
     }
+    // Never let a bad slice become an out-of-bounds access on the device.
+    const int64_t source_rows = r.tp_gather ? CheckedMul(r.n, cfg.tp) : r.n;
+    if (r.capture && r.error.empty() &&
+        (r.capture_start < 0 || r.capture_end < r.capture_start || r.capture_end > source_rows ||
+         r.capture_end - r.capture_start > cfg.max_num_batched_tokens)) {
+      r.error = "gpu: capture slice [" + std::to_string(r.capture_start) + ", " +
+                std::to_string(r.capture_end) + ") outside the " + std::to_string(source_rows) +
+                "-row tensor or the capturer buffer";
+    }
     if (!r.error.empty()) r.capture = r.tp_gather = false;
   }
 

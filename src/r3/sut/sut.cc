@@ -1,5 +1,6 @@
 #include "r3/sut/sut.h"
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <map>
@@ -241,8 +242,9 @@ class Step {
       return;
     }
     r.captured = std::move(rows);
-    r.capture_start = start;
-    r.capture_end = start + len;
+    // Slice clamps to the tensor: record the rows it really took.
+    r.capture_start = len > 0 ? std::max<int64_t>(start, 0) : 0;
+    r.capture_end = r.capture_start + len;
   }
 
   // sp-tp-gather is a collective: if only some TP ranks of a DP rank reach
