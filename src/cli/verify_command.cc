@@ -16,7 +16,7 @@ namespace r3::cli {
 namespace {
 
 struct VerifyArgs {
-  int64_t cases = 1000;
+  int64_t cases = 10000;
   uint64_t seed = 1;
   std::string corpus;
   SutFlags flags;
