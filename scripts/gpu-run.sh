@@ -34,7 +34,11 @@ mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
 wrapper=()
 if [ -n "$tool" ]; then
-  wrapper=(compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20)
+  # SANITIZER_ARGS adds options, e.g. "--report-api-errors no" for NCCL runs:
+  # NCCL probes the driver and gets (and handles) API errors by design.
+  # shellcheck disable=SC2206
+  wrapper=(compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20
+           ${SANITIZER_ARGS:-})
 fi
 status=0
 for bin in "${binaries[@]}"; do

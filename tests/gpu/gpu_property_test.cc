@@ -135,7 +135,9 @@ RC_GTEST_PROP(GpuPropertyTest, HostMutantsShowTheSameOnTheGpu, ()) {
 
 // Row 1 of a capture lands in a cell the model says stays unwritten.
 RC_GTEST_PROP(GpuPropertyTest, LayerStrideMutantIsAlwaysCaught, ()) {
-  const Case c = *GenCase({.max_dp = 3, .max_tp = 2, .informative = true, .min_layers = 2});
+  // Full-size cases from the first test: small sizes rarely capture two rows.
+  const Case c = *rc::gen::resize(
+      100, GenCase({.max_dp = 3, .max_tp = 2, .informative = true, .min_layers = 2}));
   const GpuCaseResult clean = SharedRunner(RankMode::kAuto).Run(c);
   bool two_rows = false;
   for (const sut::RankObservation& r : clean.result.observation.ranks) {
@@ -151,8 +153,9 @@ RC_GTEST_PROP(GpuPropertyTest, LayerStrideMutantIsAlwaysCaught, ()) {
 
 // Reversing a gather moves rows whenever two members send rows.
 RC_GTEST_PROP(GpuPropertyTest, ReversedGatherIsCaughtWhenTwoMembersSendRows, ()) {
-  const Case c = *GenCase(
-      {.min_dp = 2, .max_dp = 3, .max_tp = 2, .informative = true, .naive_only = true});
+  const Case c = *rc::gen::resize(
+      100, GenCase({.min_dp = 2, .max_dp = 3, .max_tp = 2, .informative = true,
+                    .naive_only = true}));
   const check::CaseResult host = check::RunCase(c, {});
   RC_PRE(host.verdict.ok());
   // local_sizes lists one gather group's members: the EP group under SP,
