@@ -97,8 +97,11 @@ def main():
     ap.add_argument("--mutants", default="")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "fuzz.json"))
     args = ap.parse_args()
-    layout = f"{args.fuzz_build}/fuzz/layout_fuzzer"
-    parser = f"{args.fuzz_build}/fuzz/parser_fuzzer"
+    # Private copies: a rebuild during the (long) run must not swap binaries.
+    bin_dir = tempfile.mkdtemp(prefix="r3-fuzz-bench-")
+    layout = shutil.copy(f"{args.fuzz_build}/fuzz/layout_fuzzer", bin_dir)
+    parser = shutil.copy(f"{args.fuzz_build}/fuzz/parser_fuzzer", bin_dir)
+    args.r3check = shutil.copy(args.r3check, bin_dir)
     seeds_dir = ROOT / "corpus" / "seeds"
     seeds = sorted(seeds_dir.glob("*.r3case"))
     mutants = args.mutants.split(",") if args.mutants else host_mutants(args.r3check)

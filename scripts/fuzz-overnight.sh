@@ -12,7 +12,8 @@
 # when run again with the same target; --fresh starts over.
 #
 # The SUT comes from R3_FUZZ_SUT / R3_FUZZ_MUTANT (comma-separated) /
-# R3_FUZZ_POLICY, defaulting to the [env] section of fuzz/<target>.options.
+# R3_FUZZ_POLICY, defaulting to the [env] section of fuzz/<target>.options;
+# R3_FUZZ_CORPUS overrides the corpus folder (default corpus/fuzz-<target>).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +24,7 @@ target=layout
 fresh=0
 interval=${R3_FUZZ_PROGRESS_S:-10}
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     -t) seconds=$2; shift 2 ;;
@@ -74,7 +75,7 @@ r3check=$build/src/r3check
 
 # --- state (resumable)
 state=$build/overnight/$target
-corpus=$root/corpus/fuzz-$target
+corpus=${R3_FUZZ_CORPUS:-$root/corpus/fuzz-$target}
 if [[ $fresh == 1 ]]; then rm -rf "$state"; fi
 mkdir -p "$state/work" "$state/artifacts" "$state/findings" "$corpus"
 
@@ -129,6 +130,8 @@ progress() {  # the latest fork-mode status line as one progress line
     log "$1s/${total}s: starting (findings $finds)"
   else
     # "#123: cov: 45 ft: 67 corp: 8 exec/s 9 oom/timeout/crash: 0/0/1 time: 10s ..."
+    # With -timeout_exitcode equal to -error_exitcode, fork mode counts every
+    # crash as a timeout: findings are counted from the artifact files.
     echo "$line" | awk -v t="$1" -v tot="$total" -v f="$finds" -v now="$(date -u +%H:%M:%S)" '{
       execs=substr($1, 2, length($1) - 2);
       printf "[fuzz-overnight %s] %ss/%ss: execs %s, cov %s, ft %s, corpus %s, exec/s %s, oom/timeout/crash %s, findings %s\n",
@@ -161,7 +164,7 @@ if [[ $remaining -gt 0 ]]; then
   while kill -0 "$fuzz_pid" 2>/dev/null; do
     sleep 1
     now=$(date +%s)
-    t=$((done_s + now - start))
+    t=$((done_s + now - start)); (( t > total )) && t=$total
     echo "$t" > "$state/elapsed.tmp" && mv "$state/elapsed.tmp" "$state/elapsed"
     if (( (now - start) % interval == 0 )); then progress "$t"; fi
   done
@@ -206,7 +209,9 @@ for crash in "$state"/artifacts/*; do
   if [[ $target == layout ]]; then
     tmp=$state/findings/.minimizing
     if "$r3check" minimize "${sut_args[@]}" "$crash" >"$tmp" 2>/dev/null; then
-      name=$(sha1sum "$tmp" | cut -c1-12)
+      # Named by the minimal case and its failure (not the step counts):
+      # crashes of one bug end in one file.
+      name=$(grep -v '^# Shrunk' "$tmp" | sha1sum | cut -c1-12)
       mv "$tmp" "$state/findings/$name.r3case"
       findings+=("$state/findings/$name.r3case")
     else
