@@ -3,6 +3,7 @@
 
   bench/fuzz_bench.py [--fuzz-build build-fuzz] [--r3check build-fuzzreplay/src/r3check]
                       [--limit-s 20] [--seeds 10] [--exec-s 10] [--mutants a,b]
+  bench/fuzz_bench.py --table      # Markdown tables from bench/results/fuzz.json
 
 1. exec/s of each libFuzzer target (one process, seed corpus, --exec-s s).
 2. For every non-equivalent host mutant: time to first detection by the
@@ -66,6 +67,7 @@ def detect(fuzzer, mutant, seed, corpus_dirs, limit_s):
                    R3_FUZZ_POLICY="pr50874")
         args = [fuzzer, *FLAGS, f"-dict={ROOT / 'fuzz' / 'layout.dict'}", "-max_len=4096",
                 f"-seed={seed}", f"-max_total_time={limit_s}", f"-artifact_prefix={work}/",
+                "-print_final_stats=1",
                 f"{work}/corpus"] + [str(d) for d in corpus_dirs]
         os.mkdir(f"{work}/corpus")
         start = time.monotonic()
@@ -74,17 +76,64 @@ def detect(fuzzer, mutant, seed, corpus_dirs, limit_s):
         crashes = [p for p in os.listdir(work) if p.startswith("crash-")]
         found = proc.returncode == 1 and bool(crashes)
         crash_text = None
+        units = re.search(r"stat::number_of_executed_units:\s*(\d+)", proc.stderr)
+        execs = int(units.group(1)) if units else None
         if found:
             crash_text = pathlib.Path(work, crashes[0]).read_text(errors="replace")
-    return {"seed": seed, "found": found, "wall_s": round(wall, 3), "crash": crash_text}
+    return {"seed": seed, "found": found, "wall_s": round(wall, 3), "execs": execs,
+            "crash": crash_text}
 
 
 def summarize(runs, limit_s):
     times = [r["wall_s"] for r in runs if r["found"]]
+    execs = [r["execs"] for r in runs if r["found"] and r["execs"] is not None]
     return {"detected": len(times), "runs": len(runs), "limit_s": limit_s,
             "median_s": round(statistics.median(times), 3) if times else None,
             "max_s": round(max(times), 3) if times else None,
-            "runs_detail": [{k: r[k] for k in ("seed", "found", "wall_s")} for r in runs]}
+            "median_execs": statistics.median(execs) if execs else None,
+            "max_execs": max(execs) if execs else None,
+            "runs_detail": [{k: r[k] for k in ("seed", "found", "wall_s", "execs")}
+                            for r in runs]}
+
+
+def print_table(path):
+    """The Markdown tables of docs/fuzzing.md, from a results file."""
+    r = json.loads(pathlib.Path(path).read_text())
+    print("| target | exec/s (1 process, ASan+UBSan) | final cov |")
+    print("|---|---:|---:|")
+    for e in r["exec_rate"]:
+        print(f"| {e['target']} | {e['exec_per_s']} | {e['final_cov']} |")
+    print()
+    print(f"Detection by the layout target, {r['libfuzzer_seeds']} libFuzzer seeds per cell, "
+          f"limit {r['limit_s']} s per run; wall time includes ~{r['startup_s']} s start-up. "
+          "Cells: detected/runs, median / max seconds, median / max executions.")
+    print()
+    starts = ["empty", "seeds", "seeds-pass"]
+    heads = ["empty corpus", "seed corpus", "passing seeds only"]
+    if "bytes-only empty" in r["mutants"][0]["detection"]:
+        starts += ["bytes-only empty", "bytes-only seeds-pass"]
+        heads += ["bytes only: empty", "bytes only: passing seeds"]
+    print("| mutant | " + " | ".join(heads) + " |")
+    print("|---" * (len(heads) + 1) + "|")
+    for m in r["mutants"]:
+        cells = []
+        for start in starts:
+            d = m["detection"][start]
+            cells.append(f"{d['detected']}/{d['runs']}: {d['median_s']} / {d['max_s']} s, "
+                         f"{d['median_execs']:g} / {d['max_execs']} execs"
+                         if d["detected"] else f"0/{d['runs']}")
+        print(f"| {m['mutant']} | " + " | ".join(cells) + " |")
+    print()
+    print("| mutant | smallest killing seed | minimal case (r3case lines) | steps / tried | ms |")
+    print("|---|---|---|---|---:|")
+    for m in r["mutants"]:
+        mz = m.get("minimizer")
+        if not mz:
+            print(f"| {m['mutant']} | none | | | |")
+            continue
+        case = mz["minimal_case"].splitlines()[1:]
+        print(f"| {m['mutant']} | {mz['input']} | `{'; '.join(case)}` | "
+              f"{mz['steps']} / {mz['tried']} | {mz['wall_ms']} |")
 
 
 def main():
@@ -95,13 +144,22 @@ def main():
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--exec-s", type=int, default=10)
     ap.add_argument("--mutants", default="")
+    ap.add_argument("--ablation-seeds", type=int, default=3,
+                    help="seeds for layout_fuzzer_bytes (no custom mutator); 0 skips it")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "fuzz.json"))
+    ap.add_argument("--table", action="store_true", help="print --out as Markdown and exit")
     args = ap.parse_args()
+    if args.table:
+        print_table(args.out)
+        return
     # Private copies: a rebuild during the (long) run must not swap binaries.
     bin_dir = tempfile.mkdtemp(prefix="r3-fuzz-bench-")
     layout = shutil.copy(f"{args.fuzz_build}/fuzz/layout_fuzzer", bin_dir)
     parser = shutil.copy(f"{args.fuzz_build}/fuzz/parser_fuzzer", bin_dir)
     args.r3check = shutil.copy(args.r3check, bin_dir)
+    bytes_only = None
+    if args.ablation_seeds > 0:
+        bytes_only = shutil.copy(f"{args.fuzz_build}/fuzz/layout_fuzzer_bytes", bin_dir)
     seeds_dir = ROOT / "corpus" / "seeds"
     seeds = sorted(seeds_dir.glob("*.r3case"))
     mutants = args.mutants.split(",") if args.mutants else host_mutants(args.r3check)
@@ -114,7 +172,12 @@ def main():
                             exec_rate(parser, "parser", ROOT / "corpus" / "fuzz-parser",
                                       args.exec_s)],
               "mutants": []}
-    print(json.dumps(result["exec_rate"]), flush=True)
+    # Start-up (ASan runtime, corpus load) is in every detection time below.
+    with tempfile.TemporaryDirectory() as empty:
+        start = time.monotonic()
+        subprocess.run([layout, *FLAGS, "-runs=0", empty], capture_output=True)
+        result["startup_s"] = round(time.monotonic() - start, 3)
+    print(json.dumps(result["exec_rate"]), result["startup_s"], flush=True)
     for mutant in mutants:
         killers = [s for s in seeds if fails(args.r3check, mutant, s)]
         passing = [s for s in seeds if s not in killers]
@@ -135,7 +198,16 @@ def main():
                     entry["example_crash_from"] = name
                 d = entry["detection"][name]
                 print(f"{mutant} {name}: {d['detected']}/{d['runs']} median {d['median_s']} "
-                      f"max {d['max_s']}", flush=True)
+                      f"max {d['max_s']} execs {d['median_execs']}/{d['max_execs']}", flush=True)
+            # Baseline: byte mutations only (same dictionary), fewer seeds.
+            if bytes_only is not None:
+                for name in ("empty", "seeds-pass"):
+                    runs = [detect(bytes_only, mutant, seed, starts[name], args.limit_s)
+                            for seed in range(1, args.ablation_seeds + 1)]
+                    entry["detection"]["bytes-only " + name] = summarize(runs, args.limit_s)
+                    d = entry["detection"]["bytes-only " + name]
+                    print(f"{mutant} bytes-only {name}: {d['detected']}/{d['runs']} median "
+                          f"{d['median_s']} max {d['max_s']}", flush=True)
         # The minimizer on the smallest failing seed (fewest ranks, then rows).
         if killers:
             def size(path):

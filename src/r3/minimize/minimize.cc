@@ -104,6 +104,18 @@ std::vector<Case> Candidates(const Case& c) {
     n.config.sp = SpMode::kAuto;
     out.push_back(n);
   }
+  // A smaller M with every count clamped to it: shrinks the whole step at
+  // once, which per-rank edits cannot do when the failure needs all ranks
+  // near M (a sizing failure at warmup).
+  for (int64_t m : Ladder(1, cfg.max_num_batched_tokens)) {
+    Case n = c;
+    n.config.max_num_batched_tokens = m;
+    for (size_t d = 0; d < dp; ++d) {
+      n.step.tokens[d] = std::min(n.step.tokens[d], m);
+      n.step.padded[d] = std::min(n.step.padded[d], m);
+    }
+    out.push_back(n);
+  }
   // Smaller steps: drop CUDA-graph padding, then shrink counts.
   for (size_t d = 0; d < dp; ++d) {
     const int64_t tokens = c.step.tokens[d];
@@ -217,7 +229,10 @@ void AddScalar(std::vector<Alternative>& alts, const Case& c, int64_t value,
                const std::function<void(Case&, int64_t)>& set) {
   Case n = c;
   set(n, value);
-  if (n != c) alts.push_back({std::to_string(value), n});
+  const std::string text = std::to_string(value);
+  const bool seen = std::any_of(alts.begin(), alts.end(),
+                                [&](const Alternative& a) { return a.value == text; });
+  if (n != c && !seen) alts.push_back({text, n});
 }
 
 std::vector<std::pair<std::string, std::vector<Alternative>>> Probes(const Case& c) {
