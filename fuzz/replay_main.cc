@@ -2,12 +2,15 @@
 // (GCC in ordinary CI): feeds every file named on the command line, or
 // found directly inside a named folder, to LLVMFuzzerTestOneInput.
 //
-//   replay [--require-valid] [--sut=NAME] [--mutant=NAME[,NAME]] [--policy=NAME] PATH...
+//   replay [--require-valid | --list-invalid] [--sut=NAME] [--mutant=NAME[,NAME]]
+//          [--policy=NAME] PATH...
 //
 // Exit 0 when every input ran (a target that finds a bug aborts; the SIGABRT
 // handler names the file and exits 1). --require-valid also fails when the
 // target rejects an input (returns -1): seed and regression corpora must
-// hold valid cases only.
+// hold valid cases only. --list-invalid prints the rejected files' paths,
+// one a line, and nothing else: libFuzzer's merge keeps rejected inputs
+// that add parser coverage, and the overnight driver drops them with it.
 #include <algorithm>
 #include <csignal>
 #include <cstdint>
@@ -62,11 +65,14 @@ int main(int argc, char** argv) {
   std::signal(SIGABRT, OnAbort);
   LLVMFuzzerInitialize(&argc, &argv);
   bool require_valid = false;
+  bool list_invalid = false;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--require-valid") {
       require_valid = true;
+    } else if (arg == "--list-invalid") {
+      list_invalid = true;
     } else if (arg.rfind("--", 0) == 0) {
       continue;  // --sut= and friends: read by LLVMFuzzerInitialize
     } else {
@@ -91,8 +97,10 @@ int main(int argc, char** argv) {
     if (LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()) != 0) {
       ++rejected;
       if (require_valid) std::fprintf(stderr, "replay: %s: rejected as invalid\n", file.c_str());
+      if (list_invalid) std::printf("%s\n", file.c_str());
     }
   }
+  if (list_invalid) return 0;
   std::printf("replayed %zu inputs, %d rejected as invalid\n", files.size(), rejected);
   return require_valid && rejected > 0 ? 1 : 0;
 }

@@ -69,7 +69,7 @@ if [[ ! -f $build/build.ninja ]]; then
     -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 fi
 log "building ${target}_fuzzer and r3check in $build"
-ninja -C "$build" "fuzz/${target}_fuzzer" src/r3check >/dev/null
+ninja -C "$build" "fuzz/${target}_fuzzer" fuzz/layout_replay src/r3check >/dev/null
 fuzzer=$build/fuzz/${target}_fuzzer
 r3check=$build/src/r3check
 
@@ -188,6 +188,13 @@ merge_corpus() {
   mkdir -p "$corpus.merge-new"
   cp -a "$corpus/." "$corpus.merge-new/"
   "$fuzzer" -merge=1 "${flags[@]}" "$corpus.merge-new" "$state/work" >>"$state/merge.log" 2>&1
+  # The merge keeps inputs the target rejects (-1) when they add parser
+  # coverage; drop the new ones (never an entry the old corpus had).
+  if [[ $target == layout ]]; then
+    "$build/fuzz/layout_replay" --list-invalid "$corpus.merge-new" | while IFS= read -r bad; do
+      [[ -e $corpus/$(basename "$bad") ]] || rm -f "$bad"
+    done
+  fi
   touch "$corpus.merge-done"
   mv "$corpus" "$corpus.merge-old"
   mv "$corpus.merge-new" "$corpus"
