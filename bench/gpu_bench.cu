@@ -255,6 +255,7 @@ int main(int argc, char** argv) {
     o.mode = r3::gpu::RankMode::kAuto;
     r3::gpu::Runner nccl_runner(o);
     rate.push_back(CasesPerSecond(nccl_runner, dp2, "DP2/TP1, one rank per GPU, NCCL, 2 GPUs"));
+    rate.push_back(CasesPerSecond(nccl_runner, mixed, "verify sampler, ranks spread, NCCL, 2 GPUs"));
   }
   j["checked_cases"] = rate;
   j["capture_copy"] = CaptureBandwidth();

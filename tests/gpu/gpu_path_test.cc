@@ -121,6 +121,23 @@ TEST(GpuPathTest, OneRankPerGpuWithNcclWhenTheRanksFit) {
   }
 }
 
+// More ranks than GPUs: ranks go round-robin, the collectives run over a
+// communicator of the distinct GPUs (TP2/DP2 on 2 GPUs: every TP group and
+// the EP group cross the GPUs).
+TEST(GpuPathTest, CorpusSeedsPassWithRanksSpreadOverTheGpus) {
+  Runner runner(Options(RankMode::kAuto));
+  for (const std::string& path : CorpusFiles("seeds")) {
+    const Case c = LoadCaseFile(path);
+    const GpuCaseResult r = runner.Run(c);
+    if (runner.devices() >= 2 && c.config.dp * c.config.tp >= 2) {
+      EXPECT_EQ(r.mode.rfind("nccl", 0), 0u) << r.mode;
+    }
+    EXPECT_TRUE(r.Passes()) << path << "\n" << r.Summary();
+    EXPECT_EQ(r.wrong_values, 0) << path << "\n" << r.Summary();
+    ExpectMatchesHost(r, c, {}, path);
+  }
+}
+
 TEST(GpuPathTest, BatchesGiveTheSameResultsAsSingleRuns) {
   Runner runner(Options(RankMode::kAuto));
   std::vector<Case> cases = NcclCases();

@@ -115,10 +115,11 @@ RC_GTEST_PROP(GpuPropertyTest, EmulatedBatchesMatchTheHostSut, ()) {
   AssertMatchesHost(cases, RankMode::kEmulated, {});
 }
 
-// With two GPUs the DP2/TP1 and DP1/TP2 cases run one rank per GPU (NCCL).
+// With two GPUs every case of 2 or more ranks runs over NCCL: one rank per
+// GPU, or ranks spread round-robin.
 RC_GTEST_PROP(GpuPropertyTest, NcclBatchesMatchTheHostSut, ()) {
   const auto cases = *rc::gen::container<std::vector<Case>>(
-      *rc::gen::inRange<size_t>(1, 9), GenCase({.max_dp = 2, .max_tp = 1}));
+      *rc::gen::inRange<size_t>(1, 9), GenCase({.max_dp = 3, .max_tp = 2}));
   AssertMatchesHost(cases, RankMode::kAuto, {});
 }
 

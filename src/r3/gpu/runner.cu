@@ -140,14 +140,22 @@ struct Runner::Impl {
     if (host_arena != nullptr) cudaFreeHost(host_arena);
   }
 
+  // Ranks go to GPUs with NCCL whenever there are two GPUs and two ranks:
+  // one rank per GPU when they fit, else round-robin (rank d*T + t on GPU
+  // (d*T + t) % G, so with T = G the TP group spans the GPUs).
   bool UseNccl(const Case& c) const {
     const int64_t ranks = c.config.dp * c.config.tp;
     return options.mode == RankMode::kAuto && !options.graph && devices.size() >= 2 &&
-           ranks >= 2 && ranks <= static_cast<int64_t>(devices.size());
+           ranks >= 2;
   }
 
   std::string ModeName(const Work& w) const {
-    std::string mode = w.nccl ? "nccl on " + std::to_string(w.ranks.size()) + " GPUs"
+    const int64_t gpus = std::min<int64_t>(static_cast<int64_t>(w.ranks.size()),
+                                           static_cast<int64_t>(devices.size()));
+    std::string mode = w.nccl ? "nccl on " + std::to_string(gpus) + " GPUs" +
+                                    (gpus < static_cast<int64_t>(w.ranks.size())
+                                         ? ", " + std::to_string(w.ranks.size()) + " ranks"
+                                         : std::string())
                               : std::string("emulated on 1 GPU");
     return options.graph ? mode + ", graph" : mode;
   }
@@ -169,7 +177,7 @@ struct Runner::Impl {
     w.nccl = UseNccl(c);
     w.ranks.resize(w.plan.ranks.size());
     for (size_t i = 0; i < w.ranks.size(); ++i) {
-      w.ranks[i].device = w.nccl ? static_cast<int>(i) : 0;
+      w.ranks[i].device = w.nccl ? static_cast<int>(i % devices.size()) : 0;
       w.ranks[i].readback_rows = ReadbackRows(w.plan, c, i);
     }
     w.segment_count[0] = w.nccl ? 0 : SegmentCount(w.plan.gathers);
@@ -241,6 +249,8 @@ struct Runner::Impl {
 
   // NCCL: ncclAllGather for equal sizes, else one ncclBroadcast per root
   // (vLLM's all_gatherv), all in one group since one thread drives all GPUs.
+  // The communicator spans the group's distinct GPUs (NCCL allows one rank
+  // per GPU): each GPU's first member receives, then copies to the others.
   void NcclGather(const GatherPlan& g, const Work& w, bool tp) {
     const int64_t k = w.plan.top_k;
     auto input = [&](size_t j) -> const char* {
@@ -254,41 +264,72 @@ struct Runner::Impl {
       const RankBuffers& b = w.ranks[static_cast<size_t>(g.members[i])];
       return tp ? b.tp_gathered : reinterpret_cast<char*>(b.routed);
     };
+    auto stream_of = [&](int dev) { return devices[static_cast<size_t>(dev)].stream; };
     const int64_t elem =
         tp ? TpElementBytes(w.plan.ranks[static_cast<size_t>(g.members[0])]) : 4;
-    std::vector<int> devs;
-    for (int m : g.members) devs.push_back(w.ranks[static_cast<size_t>(m)].device);
-    if (g.members.size() == 1) {
-      const size_t bytes = static_cast<size_t>(g.sizes[0] * k * elem);
-      if (bytes > 0) {
-        R3_CUDA(cudaSetDevice(devs[0]));
-        R3_CUDA(cudaMemcpyAsync(output(0) + g.offsets[0] * k * elem, input(0), bytes,
-                                cudaMemcpyDeviceToDevice,
-                                devices[static_cast<size_t>(devs[0])].stream));
+    const int64_t row_bytes = k * elem;
+    // comm_devs: the group's GPUs in group-rank order of their first member.
+    std::vector<int> member_dev, comm_devs, leader;
+    std::vector<size_t> comm_rank;
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      const int dev = w.ranks[static_cast<size_t>(g.members[i])].device;
+      member_dev.push_back(dev);
+      const auto it = std::find(comm_devs.begin(), comm_devs.end(), dev);
+      comm_rank.push_back(static_cast<size_t>(it - comm_devs.begin()));
+      if (it == comm_devs.end()) {
+        comm_devs.push_back(dev);
+        leader.push_back(static_cast<int>(i));
+      }
+    }
+    auto copy = [&](char* to, const char* from, int64_t bytes, int dev) {
+      if (bytes <= 0) return;
+      R3_CUDA(cudaSetDevice(dev));
+      R3_CUDA(cudaMemcpyAsync(to, from, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice,
+                              stream_of(dev)));
+    };
+    if (comm_devs.size() == 1) {
+      for (size_t i = 0; i < g.members.size(); ++i) {
+        for (size_t j = 0; j < g.members.size(); ++j) {
+          copy(output(i) + g.offsets[j] * row_bytes, input(j), g.sizes[j] * row_bytes,
+               member_dev[i]);
+        }
       }
       return;
     }
-    const std::vector<ncclComm_t>& group = Comms(devs);
+    const std::vector<ncclComm_t>& comm = Comms(comm_devs);
     R3_NCCL(ncclGroupStart());
-    if (g.equal_sizes) {
-      const size_t bytes = static_cast<size_t>(g.sizes[0] * k * elem);
+    if (g.equal_sizes && comm_devs.size() == g.members.size()) {
+      const size_t bytes = static_cast<size_t>(g.sizes[0] * row_bytes);
       for (size_t i = 0; i < g.members.size() && bytes > 0; ++i) {
-        R3_NCCL(ncclAllGather(input(i), output(i), bytes, ncclInt8, group[i],
-                              devices[static_cast<size_t>(devs[i])].stream));
+        R3_NCCL(ncclAllGather(input(i), output(i), bytes, ncclInt8, comm[i],
+                              stream_of(member_dev[i])));
       }
     } else {
+      int64_t calls = 0;
       for (size_t j = 0; j < g.members.size(); ++j) {
-        const size_t bytes = static_cast<size_t>(g.sizes[j] * k * elem);
+        const size_t bytes = static_cast<size_t>(g.sizes[j] * row_bytes);
         if (bytes == 0) continue;
-        for (size_t i = 0; i < g.members.size(); ++i) {
-          R3_NCCL(ncclBroadcast(i == j ? input(i) : output(i) + g.offsets[j] * k * elem,
-                                output(i) + g.offsets[j] * k * elem, bytes, ncclInt8,
-                                static_cast<int>(j), group[i],
-                                devices[static_cast<size_t>(devs[i])].stream));
+        // Bounded groups: NCCL caps the operations of one group.
+        if (calls >= 1024) {
+          R3_NCCL(ncclGroupEnd());
+          R3_NCCL(ncclGroupStart());
+          calls = 0;
+        }
+        calls += static_cast<int64_t>(comm_devs.size());
+        for (size_t e = 0; e < comm_devs.size(); ++e) {
+          char* recv = output(static_cast<size_t>(leader[e])) + g.offsets[j] * row_bytes;
+          R3_NCCL(ncclBroadcast(e == comm_rank[j] ? input(j) : recv, recv, bytes, ncclInt8,
+                                static_cast<int>(comm_rank[j]), comm[e],
+                                stream_of(comm_devs[e])));
         }
       }
     }
     R3_NCCL(ncclGroupEnd());
+    // The other members on each GPU get the gathered tensor from its leader.
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      const size_t leader_i = static_cast<size_t>(leader[comm_rank[i]]);
+      if (leader_i != i) copy(output(i), output(leader_i), g.total * row_bytes, member_dev[i]);
+    }
   }
 
   void Upload(Work& w) {
