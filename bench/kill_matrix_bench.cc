@@ -16,7 +16,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "properties/case_gen.h"
 #include "properties/kill_matrix.h"
+#include "r3/check/run_case.h"
 
 namespace {
 
@@ -55,9 +57,11 @@ int main(int argc, char** argv) {
     std::vector<int> cases;
     std::vector<double> seconds;
     int detected = 0;
+    // Survivors get 10x the cases: "never killed" needs more evidence.
+    const int budget = target.must_survive ? 10 * max_cases : max_cases;
     for (int seed = 1; seed <= seeds; ++seed) {
       const PropertyRun run = r3::props::RunProperty(std::nullopt, target.options,
-                                                     static_cast<uint64_t>(seed), max_cases,
+                                                     static_cast<uint64_t>(seed), budget,
                                                      /*shrink=*/false);
       if (run.error) {
         std::cerr << target.name << " seed " << seed << ": " << run.message << "\n";
@@ -73,6 +77,7 @@ int main(int argc, char** argv) {
     nlohmann::ordered_json t;
     t["target"] = target.name;
     t["must_survive"] = target.must_survive;
+    t["cases_per_seed"] = budget;
     t["detected"] = detected;
     t["detection_rate"] = static_cast<double>(detected) / seeds;
     t["median_cases"] = Median(cases);
@@ -98,6 +103,30 @@ int main(int argc, char** argv) {
   std::cout << "default suite: " << run.cases << " cases in " << run.seconds << " s = "
             << run.cases / run.seconds << " cases/s" << (run.failed ? " (FAILED)" : "") << "\n";
   all_ok &= !run.failed;
+
+  // Where the time goes: generating cases alone, and judging the same cases
+  // alone (model + SUT + invariants), outside RapidCheck's runner.
+  const rc::Gen<r3::Case> gen = r3::props::GenCase();
+  rc::Random random(/*seed=*/1);
+  std::vector<r3::Case> cases;
+  cases.reserve(static_cast<size_t>(throughput_cases));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < throughput_cases; ++i) cases.push_back(gen(random.split(), 100).value());
+  const auto t1 = std::chrono::steady_clock::now();
+  int64_t violations = 0;
+  for (const r3::Case& c : cases) {
+    violations += static_cast<int64_t>(
+        r3::check::RunCase(c, r3::sut::SutOptions{}).verdict.violations.size());
+  }
+  const auto t2 = std::chrono::steady_clock::now();
+  const double gen_s = std::chrono::duration<double>(t1 - t0).count();
+  const double judge_s = std::chrono::duration<double>(t2 - t1).count();
+  json["breakdown"] = {{"cases", throughput_cases},
+                       {"generate_cases_per_second", throughput_cases / gen_s},
+                       {"judge_cases_per_second", throughput_cases / judge_s},
+                       {"known_finding_violations", violations}};
+  std::cout << "generate only: " << throughput_cases / gen_s
+            << " cases/s; judge only (RunCase): " << throughput_cases / judge_s << " cases/s\n";
 
   std::ofstream file(out);
   if (!file) {

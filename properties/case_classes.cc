@@ -11,23 +11,24 @@ namespace r3::props {
 namespace {
 
 // Floors, as fractions of generated cases. The generator's expected share
-// of each class is at least ~2.5x its floor (docs/properties.md), so with
-// the coverage run's 1000 cases a miss is a real regression of the
-// generator, not chance (> 6 standard deviations).
-constexpr std::array<ClassFloor, 13> kFloors = {{
-    {"dispatch:no-dp", 0.03},
-    {"dispatch:naive-dp", 0.05},
+// of each class (measured over 20000 cases, docs/properties.md) is at least
+// 2.5x its floor, so with the coverage run's 1000 cases a miss is a real
+// regression of the generator, not chance (> 7 standard deviations).
+constexpr std::array<ClassFloor, 14> kFloors = {{
+    {"dispatch:no-dp", 0.05},
+    {"dispatch:naive-dp", 0.10},
     {"dispatch:naive-ep-sp", 0.12},
-    {"dispatch:internal", 0.02},
-    {"dispatch:internal-sp", 0.04},
-    {"sp-padding", 0.08},
-    {"ragged", 0.10},
-    {"graph-padded", 0.08},
-    {"zero-token-rank", 0.08},
+    {"dispatch:internal", 0.05},
+    {"dispatch:internal-sp", 0.05},
+    {"sp-padding", 0.12},
+    {"ragged", 0.15},
+    {"graph-padded", 0.12},
+    {"zero-token-rank", 0.15},
     {"warmup", 0.08},
-    {"decode", 0.05},
-    {"not-divisible-tp", 0.15},
-    {"experts-uint8-edge", 0.10},
+    {"decode", 0.07},
+    {"not-divisible-tp", 0.25},
+    {"experts-uint8-edge", 0.13},
+    {"experts-past-int16", 0.05},
 }};
 
 }  // namespace

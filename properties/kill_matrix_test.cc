@@ -24,11 +24,17 @@ std::string TargetName(const testing::TestParamInfo<KillTarget>& info) {
   return name;
 }
 
-// RC_FAIL prefixes "file:line:"; the report's own first line says what broke.
+// RC_FAIL prefixes "file:line:"; the report's first lines say what broke:
+// invariant and rank, the violation, captured vs expected.
 std::string Headline(const std::string& message) {
   const size_t at = message.find("invariant ");
   if (at == std::string::npos) return message;
-  return message.substr(at, message.find('\n', at) - at);
+  size_t end = at;
+  for (int line = 0; line < 4 && end != std::string::npos; ++line) {
+    end = message.find('\n', end + 1);
+    if (end != std::string::npos && message.compare(end + 1, 2, "  ") != 0) break;
+  }
+  return message.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
 class KillMatrix : public testing::TestWithParam<KillTarget> {};
