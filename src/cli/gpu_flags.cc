@@ -13,7 +13,7 @@ namespace r3::cli {
 void GpuFlags::AddTo(CLI::App& app) {
   app.add_flag("--gpu", gpu, "run the cases through the CUDA capture path on the GPU(s)");
   app.add_option("--gpu-ranks", ranks,
-                 "auto: one rank per GPU with NCCL when the ranks fit, else emulated on one GPU")
+                 "auto: ranks on the GPUs (NCCL between them); emulated: all on one GPU")
       ->check(CLI::IsMember({"auto", "emulated"}));
   app.add_flag("--gpu-graph", graph, "capture each step as a CUDA graph and check 3 replays");
 }

@@ -1,8 +1,9 @@
 // The real CUDA capture path: one step of vLLM's routed-experts capture for
 // every (dp, tp) rank of a case, with data that moves through GPU memory and
-// NCCL collectives. Ranks run one per GPU (real NCCL communicators, one
-// process, ncclCommInitAll) or, when there are more ranks than GPUs, emulated
-// on one GPU with device-to-device copies of the same sizes and order. The
+// NCCL collectives. On several GPUs ranks run one per GPU, or round-robin
+// when they outnumber the GPUs (real NCCL communicators between GPUs, one
+// process, ncclCommInitAll); on one GPU they are emulated with
+// device-to-device copies of the same sizes and order. The
 // host SUT (r3::sut) decides each rank's capture branch and slice, exactly as
 // on the CPU; the GPU moves the rows; the rows read back are decoded into an
 // r3::sut::Observation and judged by r3::check::JudgeObservation.
@@ -43,7 +44,7 @@ struct Availability {
 Availability ProbeGpus();
 
 enum class RankMode {
-  kAuto,      // one rank per GPU with NCCL when the case's ranks fit, else emulated
+  kAuto,      // with 2+ GPUs: ranks on GPUs round-robin, NCCL between GPUs
   kEmulated,  // every rank on GPU 0, collectives as device-to-device copies
 };
 
