@@ -174,7 +174,11 @@ class Minimizer {
   bool KeepsFailure(const Case& c) {
     if (!ValidateCase(c).field.empty()) return false;
     ++tried_;
-    return Matches(UnexplainedInvariants(c, options_.sut));
+    try {
+      return Matches(UnexplainedInvariants(c, options_.sut));
+    } catch (const std::exception&) {
+      return false;  // a candidate the SUT cannot even run is not the same failure
+    }
   }
 
   bool Matches(const std::vector<Invariant>& got) const {
@@ -348,7 +352,12 @@ std::vector<FieldReport> ReportFields(const Case& minimal, Minimizer& judge,
     FieldReport report{field, FieldValue(minimal, field), {}};
     for (const Alternative& alt : alts) {
       if (!ValidateCase(alt.c).field.empty()) continue;
-      const std::vector<Invariant> got = UnexplainedInvariants(alt.c, options);
+      std::vector<Invariant> got;
+      try {
+        got = UnexplainedInvariants(alt.c, options);
+      } catch (const std::exception&) {
+        continue;
+      }
       FieldProbe probe{alt.value, "", judge.Matches(got)};
       if (probe.same) {
         probe.outcome = "same failure";
