@@ -4,6 +4,7 @@
 // under corpus/findings/ must still fail with exactly its finding — a
 // finding that stops failing, or fails differently, is a change to notice.
 #include <algorithm>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -49,6 +50,52 @@ TEST_P(Regression, PassesOnTheDefaultSut) {
   const sut::SutOptions options;
   const check::CaseResult result = check::RunCase(c, options);
   EXPECT_TRUE(result.PassesOrKnown()) << check::VerdictText(GetParam(), result, options);
+}
+
+// `r3check minimize --save` records what the case was shrunk against:
+// "# under sut S, policy P[, mutant M]." When that names something other
+// than the default SUT, the case must still fail there, or it has lost the
+// power it was saved for.
+std::optional<sut::SutOptions> SavedAgainst(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  const std::string prefix = "# under sut ";
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::string rest = line.substr(prefix.size());
+    if (!rest.empty() && rest.back() == '.') rest.pop_back();
+    std::istringstream fields(rest);
+    std::string field;
+    sut::SutOptions options;
+    bool first = true;
+    while (std::getline(fields, field, ',')) {
+      field.erase(0, field.find_first_not_of(' '));
+      const std::string value = field.substr(field.find(' ') + 1);
+      if (first) {
+        if (auto v = sut::FindSut(field)) options.version = *v;
+      } else if (field.rfind("policy ", 0) == 0) {
+        if (auto p = sut::FindPolicy(value)) options.policy = *p;
+      } else if (field.rfind("mutant ", 0) == 0) {
+        if (auto m = sut::FindMutant(value)) options.mutants.set(*m);
+      }
+      first = false;
+    }
+    return options;
+  }
+  return std::nullopt;
+}
+
+TEST_P(Regression, StillFailsWhereItWasSaved) {
+  const std::optional<sut::SutOptions> options = SavedAgainst(GetParam());
+  const sut::SutOptions defaults;
+  if (!options || (options->version == defaults.version && options->policy == defaults.policy &&
+                   options->mutants.empty())) {
+    GTEST_SKIP() << "not saved against a mutant or another SUT";
+  }
+  const check::CaseResult result = check::RunCase(LoadCaseFile(GetParam()), *options);
+  EXPECT_FALSE(result.PassesOrKnown())
+      << GetParam() << " no longer fails under " << check::DescribeOptions(*options)
+      << ": the regression has lost its power\n" << check::VerdictText(GetParam(), result, *options);
 }
 
 INSTANTIATE_TEST_SUITE_P(Regressions, Regression, testing::ValuesIn(CaseFiles("regressions")),
