@@ -37,7 +37,9 @@ void AddSizingCommand(CLI::App& app, int* exit_code) {
       "sizing", "the exact replay-buffer bound and each policy's rows, safety, slack and bytes");
   cmd->add_option("CASE", args->path, "case file (- for stdin)")->required();
   cmd->add_flag("--json", args->json, "print JSON instead of text");
-  cmd->add_option("--mutant", args->mutants, "switch on a seeded sizing bug (repeatable)");
+  cmd->add_option("--mutant", args->mutants, "switch on a seeded sizing bug (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->callback([args, exit_code] { RunSizing(*args, exit_code); });
 }
 

@@ -4,7 +4,10 @@ namespace r3::cli {
 
 void SutFlags::AddTo(CLI::App& app) {
   app.add_option("--sut", sut, "system under test: vllm-post-50874 (default) | vllm-pre-50874");
-  app.add_option("--mutant", mutants, "switch on a seeded bug (repeatable; see `r3check mutants`)");
+  // One value per flag: `--mutant A CASE` must not swallow CASE as a mutant.
+  app.add_option("--mutant", mutants, "switch on a seeded bug (repeatable; see `r3check mutants`)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--policy", policy, "replay sizing policy: legacy | pr50874 (default) | tight");
 }
 

@@ -81,6 +81,16 @@ TEST(CliE2eTest, CheckReportsAMutantsWrongRows) {
       << r.out;
 }
 
+TEST(CliE2eTest, MutantFlagTakesOneValueWhereverItStands) {
+  const Result r = R3check("check --mutant no-sp-trim seeds/tp2-dp2-eager.r3case "
+                           "--mutant snapshot-int8 seeds/tp2-dp2-ep-off.r3case");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.out.find("seeds/tp2-dp2-ep-off.r3case: FAIL, 1 violation(s) (sut vllm-post-50874, "
+                       "policy pr50874, mutant no-sp-trim, mutant snapshot-int8)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CliE2eTest, CheckReadsStandardInput) {
   const Result r = R3check("check -", Slurp(std::string(R3CHECK_SOURCE_CORPUS) +
                                             "/seeds/tp2-dp2-graph-decode.r3case"));

@@ -30,7 +30,8 @@ MinimizeOptions Options(const sut::SutOptions& sut) {
 
 // The seeds with no known failing case of their own, where a mutant kills.
 Case FirstKilledSeed(sut::Mutant m) {
-  for (const char* name : {"tp2-dp2-eager", "tp2-dp2-ep-off", "tp2-dp2-warmup-odd-m"}) {
+  for (const char* name :
+       {"tp2-dp2-eager", "tp2-dp2-ep-off", "tp2-dp2-warmup-odd-m", "tp2-dp2-internal-sp"}) {
     const Case c = LoadCaseFile(kCorpus + "/seeds/" + name + ".r3case");
     if (!UnexplainedInvariants(c, WithMutant(m)).empty()) return c;
   }

@@ -23,6 +23,7 @@ enum class Mutant {
   kShardsBeforeNaiveDp,  // equivalent: must never be reported
   kSnapshotInt8,
   kSpGatherDpGroup,
+  kSpTpGatherNoTrim,
   // Data-movement mistakes only the GPU path can show.
   kGpuLayerStride,
   kGpuGatherReversed,

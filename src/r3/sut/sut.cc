@@ -201,7 +201,8 @@ class Step {
       r.branch = Branch::kSpTpGather;
       RowRuns all;
       for (int64_t t = 0; t < cfg_.tp; ++t) AppendRuns(all, *routed_[Index(d, t)]);
-      Write(r, RowTensor(std::move(all)), 0, l);
+      const RowTensor gathered_tp(std::move(all));
+      Write(r, gathered_tp, 0, mut_.has(Mutant::kSpTpGatherNoTrim) ? gathered_tp.rows() : l);
       return;
     }
     r.branch = Branch::kError;
