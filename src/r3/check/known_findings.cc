@@ -2,13 +2,13 @@
 
 #include <array>
 
+#include "r3/model/sequence_parallel.h"
+
 namespace r3::check {
 namespace {
 
 bool InternalSp(const Case& c) {
-  const Config& cfg = c.config;
-  return cfg.dispatch == Dispatch::kInternal && cfg.sp != SpMode::kOff && cfg.ep &&
-         cfg.tp > 1 && cfg.dp > 1;
+  return c.config.dispatch == Dispatch::kInternal && model::SpEnabled(c.config);
 }
 
 // Under SP with internal dispatch a DP rank with one row (a decode step)
