@@ -45,7 +45,10 @@ TEST(RunCaseTest, KnownFindingsExplainOnlyTheirOwnViolations) {
       RunCase(testing::MakeCase({.dispatch = Dispatch::kInternal, .tokens = {1, 1}}), {});
   ASSERT_FALSE(decode.verdict.ok());
   EXPECT_TRUE(decode.PassesOrKnown());
-  for (const KnownFinding* f : decode.explained) EXPECT_EQ(f->id, "internal-sp-decode-pad");
+  for (const KnownFinding* f : decode.explained) {
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->id, "internal-sp-decode-pad");
+  }
   // The same rows under naive dispatch are a real failure when a mutant breaks them.
   const CaseResult mutated = RunCase(testing::MakeCase({.tokens = {1, 1}}),
                                      {.mutants = sut::MutantSet(sut::Mutant::kNoSpTrim)});
