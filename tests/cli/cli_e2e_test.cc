@@ -1,7 +1,6 @@
 // End-to-end: runs the r3check binary as a subprocess and asserts on its
 // output and exit status, as a user or a CI script sees them.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+
+#include "tests/testing/run_shell.h"
 
 namespace {
 
@@ -38,15 +39,8 @@ Result R3check(const std::string& args, const std::string& stdin_text = "") {
   std::ofstream(in_path) << stdin_text;
   const std::string cmd = std::string("cd ") + R3CHECK_SOURCE_CORPUS + " && " + bin + " " + args +
                           " <" + in_path + " 2>" + err_path;
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  r.err = Slurp(err_path);
-  return r;
+  const r3::testing::ShellResult shell = r3::testing::RunShell(cmd);
+  return {shell.status, shell.out, Slurp(err_path)};
 }
 
 int Lines(const std::string& text) {

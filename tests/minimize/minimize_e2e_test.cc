@@ -2,8 +2,6 @@
 // case file, --save into corpus/regressions, byte-identical reruns, and the
 // two kinds of failing input (a libFuzzer crash file and a RapidCheck
 // counterexample) ending in the same case format.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "r3/case/case_format.h"
+#include "tests/testing/run_shell.h"
 
 namespace {
 
@@ -33,15 +32,8 @@ std::string Bin() {
 Result R3check(const std::string& args, const std::string& env = "", bool merge_stderr = false) {
   const std::string cmd =
       env + " '" + Bin() + "' " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const r3::testing::ShellResult shell = r3::testing::RunShell(cmd);
+  return {shell.status, shell.out};
 }
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
