@@ -3,7 +3,8 @@
 # Idempotent: skips apt when everything is already there.
 set -euo pipefail
 packages=(meson ninja-build g++ pkg-config cmake libgtest-dev librapidcheck-dev
-          libcli11-dev nlohmann-json3-dev libbenchmark-dev clang libclang-rt-14-dev)
+          libcli11-dev nlohmann-json3-dev libbenchmark-dev clang libclang-rt-14-dev
+          python3-torch)  # python3-torch: CPU torch for engine adapters (engines/)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

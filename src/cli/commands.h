@@ -14,6 +14,7 @@ void AddSizingCommand(CLI::App& app, int* exit_code);
 void AddVerifyCommand(CLI::App& app, int* exit_code);
 void AddMutantsCommand(CLI::App& app, int* exit_code);
 void AddMinimizeCommand(CLI::App& app, int* exit_code);
+void AddEnginesCommand(CLI::App& app, int* exit_code);
 
 }  // namespace r3::cli
 

@@ -17,8 +17,8 @@ struct ExplainArgs {
 };
 
 void RunExplain(const ExplainArgs& args, int* exit_code) {
-  const sut::SutOptions options = args.flags.Resolve();
   const Case c = ReadCaseArg(args.path);
+  const sut::SutOptions options = args.flags.Resolve();
   const check::CaseResult result = check::RunCase(c, options);
   if (args.json) {
     std::cout << check::ExplainJson(c, result, options).dump(2) << "\n";

@@ -8,6 +8,7 @@
 #include "cli/sut_flags.h"
 #include "r3/case/case_format.h"
 #include "r3/case/checked_math.h"
+#include "r3/sut/external_sut.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"r3check: checks vLLM's routing-replay capture and buffer sizing against a "
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   r3::cli::AddVerifyCommand(app, &exit_code);
   r3::cli::AddMutantsCommand(app, &exit_code);
   r3::cli::AddMinimizeCommand(app, &exit_code);
+  r3::cli::AddEnginesCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -33,6 +35,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;
   } catch (const r3::cli::UsageError& e) {
+    std::fprintf(stderr, "r3check: %s\n", e.what());
+    return 2;
+  } catch (const r3::sut::ExternalSutError& e) {
     std::fprintf(stderr, "r3check: %s\n", e.what());
     return 2;
   } catch (const r3::OverflowError& e) {

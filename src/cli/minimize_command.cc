@@ -59,6 +59,8 @@ void Save(const std::string& name, const std::string& text) {
 }
 
 void RunMinimize(const MinimizeArgs& args, int* exit_code) {
+  // The case first: a bad file is exit 2 before any engine starts.
+  const Case c = ReadCaseArg(args.path);
   minimize::MinimizeOptions options;
   options.sut = args.flags.Resolve();
   if (args.budget_ms < 1) throw UsageError("--budget-ms: must be at least 1");
@@ -69,7 +71,6 @@ void RunMinimize(const MinimizeArgs& args, int* exit_code) {
     }
     options.invariant = static_cast<check::Invariant>(args.invariant);
   }
-  const Case c = ReadCaseArg(args.path);
   const minimize::MinimizeResult result = minimize::Minimize(c, options);
   if (!result.input_fails) {
     std::cout << "nothing to minimize: " << args.path << " does not fail";

@@ -1,30 +1,92 @@
 #include "cli/sut_flags.h"
 
+#include <cstdlib>
+#include <stdexcept>
+
+#include "r3/engine/engine_sut.h"
+
 namespace r3::cli {
 
 void SutFlags::AddTo(CLI::App& app) {
-  app.add_option("--sut", sut, "system under test: vllm-post-50874 (default) | vllm-pre-50874");
+  app.add_option("--sut", sut,
+                 "system under test: vllm-post-50874 (default) | vllm-pre-50874 | vllm:PATH "
+                 "(vLLM's own capture from a checkout, a routed_experts_capturer.py, or "
+                 "'installed') | exec:CMD (an adapter speaking docs/engines.md)");
   // One value per flag: `--mutant A CASE` must not swallow CASE as a mutant.
   app.add_option("--mutant", mutants, "switch on a seeded bug (repeatable; see `r3check mutants`)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--policy", policy, "replay sizing policy: legacy | pr50874 (default) | tight");
+  app.add_option("--engine-python", engine_python,
+                 "Python for vllm:PATH (default: $R3_PYTHON, else /usr/bin/python3)");
+  app.add_option("--engine-launch", engine_launch,
+                 "none (one adapter process, default) | torchrun (one process per GPU rank)");
+  app.add_option("--nproc", nproc, "torchrun --nproc-per-node for --engine-launch torchrun")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  app.add_option("--engine-launch-arg", engine_launch_args,
+                 "extra torchrun argument, e.g. --engine-launch-arg=--nnodes=2 (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--engine-device", engine_device, "cpu (default) | cuda: where the adapter's "
+                                                   "tensors live");
+  app.add_option("--engine-timeout", engine_timeout_s,
+                 "seconds the adapter may take per request before it counts as hung (default 60)")
+      ->check(CLI::Range(0.001, 86400.0));
 }
+
+bool SutFlags::IsEngine() const { return engine::IsEngineSut(sut); }
 
 sut::SutOptions SutFlags::Resolve() const {
   sut::SutOptions options;
-  const auto version = sut::FindSut(sut);
-  if (!version) throw UsageError("--sut: unknown system under test '" + sut + "'");
-  options.version = *version;
   const auto p = sut::FindPolicy(policy);
   if (!p) throw UsageError("--policy: unknown policy '" + policy + "'");
   options.policy = *p;
   for (const std::string& name : mutants) {
     const auto m = sut::FindMutant(name);
     if (!m) throw UsageError("--mutant: unknown mutant '" + name + "' (see `r3check mutants`)");
+    if (IsEngine() && sut::GetMutantInfo(*m).host_capture) {
+      throw UsageError("--mutant " + name + ": lives in the built-in SUT's capture code; with --sut " +
+                       sut + " only dispatch and sizing mutants apply (see `r3check mutants`)");
+    }
     options.mutants.set(*m);
   }
+  const bool engine_flags = !engine_python.empty() || engine_launch != "none" || nproc != 1 ||
+                            !engine_launch_args.empty() || engine_device != "cpu";
+  if (!IsEngine()) {
+    const auto version = sut::FindSut(sut);
+    if (!version) {
+      throw UsageError("--sut: unknown system under test '" + sut +
+                       "' (vllm-post-50874 | vllm-pre-50874 | vllm:PATH | exec:CMD)");
+    }
+    if (engine_flags) {
+      throw UsageError("--engine-*/--nproc: apply to an engine SUT (--sut vllm:PATH | exec:CMD), "
+                       "not to " + sut);
+    }
+    options.version = *version;
+    return options;
+  }
+  engine::LaunchOptions launch;
+  launch.python = engine_python;
+  launch.launch = engine_launch;
+  launch.nproc = nproc;
+  launch.launch_args = engine_launch_args;
+  launch.device = engine_device;
+  launch.adapters_dir = DefaultEnginesDir();
+  launch.timeout_ms = static_cast<int64_t>(engine_timeout_s * 1000);
+  if (nproc != 1 && engine_launch != "torchrun") {
+    throw UsageError("--nproc: needs --engine-launch torchrun");
+  }
+  try {
+    options.external = engine::StartEngine(engine::ResolveEngine(sut, launch));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   return options;
+}
+
+std::string DefaultEnginesDir() {
+  if (const char* env = std::getenv("R3_ENGINES_DIR"); env != nullptr && *env != '\0') return env;
+  return R3CHECK_SOURCE_ENGINES;
 }
 
 }  // namespace r3::cli

@@ -1,7 +1,9 @@
-// --sut / --mutant / --policy, shared by every subcommand that runs a SUT.
+// --sut / --mutant / --policy and the engine flags, shared by every
+// subcommand that runs a SUT.
 #ifndef R3_CLI_SUT_FLAGS_H_
 #define R3_CLI_SUT_FLAGS_H_
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,10 +24,23 @@ struct SutFlags {
   std::string sut = "vllm-post-50874";
   std::vector<std::string> mutants;
   std::string policy = "pr50874";
+  // Engine SUTs (--sut vllm:PATH | exec:CMD); docs/engines.md.
+  std::string engine_python;
+  std::string engine_launch = "none";
+  int64_t nproc = 1;
+  std::vector<std::string> engine_launch_args;
+  std::string engine_device = "cpu";
+  double engine_timeout_s = 60;
 
   void AddTo(CLI::App& app);
-  sut::SutOptions Resolve() const;  // throws UsageError naming the flag
+  // Throws UsageError naming the flag. For an engine SUT this starts the
+  // adapter (sut::ExternalSutError when it fails to come up).
+  sut::SutOptions Resolve() const;
+  bool IsEngine() const;
 };
+
+// The adapters shipped with the source tree, unless R3_ENGINES_DIR is set.
+std::string DefaultEnginesDir();
 
 }  // namespace r3::cli
 

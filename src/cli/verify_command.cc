@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -54,11 +56,9 @@ class Verifier {
 
  private:
   void Judge(const std::string& source, const std::string& label, const Case& c,
-             bool expect_finding) {
+             const check::CaseResult& result, const std::string& gpu_line, bool expect_finding) {
     Tally& tally = tallies_[label];
     ++tally.cases;
-    std::string gpu_line;
-    const check::CaseResult result = gpu_ ? gpu_->Check(c, &gpu_line) : check::RunCase(c, options_);
     for (const check::KnownFinding* f : result.explained) {
       if (f != nullptr) ++finding_counts_[std::string(f->id)];
     }
@@ -80,26 +80,57 @@ class Verifier {
     }
   }
 
+  // Judges a batch (an engine SUT sees it as one request).
+  void JudgeAll(const std::vector<std::string>& sources, const std::string& label,
+                const std::vector<Case>& cases, bool expect_finding) {
+    std::vector<check::CaseResult> results;
+    std::vector<std::string> gpu_lines(cases.size());
+    if (gpu_) {
+      for (size_t i = 0; i < cases.size(); ++i) results.push_back(gpu_->Check(cases[i], &gpu_lines[i]));
+    } else {
+      results = check::RunCases(cases, options_);
+    }
+    for (size_t i = 0; i < cases.size(); ++i) {
+      Judge(sources[i], label, cases[i], results[i], gpu_lines[i], expect_finding);
+    }
+  }
+
   void RunFiles(const std::string& label, const std::vector<std::string>& files,
                 bool expect_finding) {
     tallies_[label];
     order_.push_back(label);
-    for (const std::string& path : files) Judge(path, label, LoadCaseFile(path), expect_finding);
+    std::vector<Case> cases;
+    for (const std::string& path : files) cases.push_back(LoadCaseFile(path));
+    JudgeAll(files, label, cases, expect_finding);
   }
 
   void RunGenerated() {
     order_.push_back("generated");
     tallies_["generated"];
     sample::CaseSampler sampler(args_.seed);
-    const int64_t progress_every = 10000;
-    for (int64_t i = 0; i < args_.cases; ++i) {
-      const Case c = sampler.Next();
-      Judge("generated case " + std::to_string(i) + " (seed " + std::to_string(args_.seed) + ")",
-            "generated", c, /*expect_finding=*/false);
-      if ((i + 1) % progress_every == 0 && i + 1 < args_.cases) {
-        std::fprintf(stderr, "verify: %lld/%lld generated cases, %lld failing so far\n",
-                     static_cast<long long>(i + 1), static_cast<long long>(args_.cases),
+    const auto start = std::chrono::steady_clock::now();
+    auto last_report = start;
+    constexpr int64_t kBatch = 256;
+    for (int64_t i = 0; i < args_.cases; i += kBatch) {
+      const int64_t count = std::min(kBatch, args_.cases - i);
+      std::vector<Case> cases;
+      std::vector<std::string> sources;
+      for (int64_t k = 0; k < count; ++k) {
+        cases.push_back(sampler.Next());
+        sources.push_back("generated case " + std::to_string(i + k) + " (seed " +
+                          std::to_string(args_.seed) + ")");
+      }
+      JudgeAll(sources, "generated", cases, /*expect_finding=*/false);
+      const auto now = std::chrono::steady_clock::now();
+      const int64_t done = i + count;
+      if (now - last_report >= std::chrono::seconds(2) && done < args_.cases) {
+        const double seconds = std::chrono::duration<double>(now - start).count();
+        const double rate = static_cast<double>(done) / seconds;
+        std::fprintf(stderr, "verify: %lld/%lld generated cases, %.0f cases/s, %.0f s left, %lld failing so far\n",
+                     static_cast<long long>(done), static_cast<long long>(args_.cases), rate,
+                     static_cast<double>(args_.cases - done) / rate,
                      static_cast<long long>(failures_));
+        last_report = now;
       }
     }
   }
@@ -154,6 +185,10 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   args->flags.AddTo(*cmd);
   args->gpu.AddTo(*cmd);
   cmd->callback([args, exit_code] {
+    if (args->gpu.gpu && args->flags.IsEngine()) {
+      throw UsageError("--gpu: runs the built-in SUT's capture on the GPU; to run an engine's own "
+                       "code on GPUs use --engine-launch torchrun --engine-device cuda");
+    }
     *exit_code = Verifier(*args, args->flags.Resolve()).Run();
   });
 }

@@ -13,7 +13,6 @@
 #include "r3/case/case_format.h"
 #include "r3/check/run_case.h"
 #include "r3/gpu/gpu.h"
-#include "r3/sut/internal/dispatch.h"
 #include "gpu_testing.h"
 
 namespace r3::gpu {

@@ -109,12 +109,15 @@ class Judge {
   void RowsExact() {
     for (const model::RankLayout& r : layout_.ranks) {
       const sut::RankObservation& o = Obs(r.dp, r.tp);
-      if (o.error.empty() && o.captured == r.expected) continue;
+      if (o.error.empty() && o.stray_rows == 0 && o.captured == r.expected) continue;
       Violation v{Invariant::kRowsExact, r.dp, r.tp, "", true, o.captured, r.expected};
       v.message = RankName(r.dp, r.tp) + " (branch " + std::string(sut::BranchName(o.branch)) +
                   ", n=" + std::to_string(o.n) + ") " +
                   (o.error.empty() ? "captured " + DescribeRuns(o.captured)
                                    : "raised " + o.error) +
+                  (o.stray_rows == 0 ? ""
+                                     : " and wrote " + std::to_string(o.stray_rows) +
+                                           " stray or undecodable row(s)") +
                   ", expected " + DescribeRuns(r.expected);
       Add(std::move(v));
     }

@@ -31,7 +31,7 @@ std::string ViolationLine(const Violation& v, const KnownFinding* finding) {
 }  // namespace
 
 std::string DescribeOptions(const sut::SutOptions& options) {
-  std::string out = "sut " + std::string(sut::SutName(options.version)) + ", policy " +
+  std::string out = "sut " + sut::SutLabel(options) + ", policy " +
                     std::string(sut::PolicyName(options.policy));
   for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
     if (options.mutants.has(m.id)) out += ", mutant " + std::string(m.name);
@@ -133,7 +133,7 @@ nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
   const model::Layout& layout = result.layout;
   const sut::Observation& obs = result.observation;
   nlohmann::ordered_json j;
-  j["sut"] = sut::SutName(options.version);
+  j["sut"] = sut::SutLabel(options);
   nlohmann::ordered_json mutants = nlohmann::ordered_json::array();
   for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
     if (options.mutants.has(m.id)) mutants.push_back(m.name);

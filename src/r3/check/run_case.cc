@@ -27,4 +27,18 @@ CaseResult RunCase(const Case& c, const sut::SutOptions& options) {
   return JudgeObservation(c, sut::RunSut(c, options));
 }
 
+std::vector<CaseResult> RunCases(std::span<const Case> cases, const sut::SutOptions& options) {
+  std::vector<CaseResult> out;
+  out.reserve(cases.size());
+  if (options.external) {
+    std::vector<sut::Observation> observations = options.external->Run(cases, options);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      out.push_back(JudgeObservation(cases[i], std::move(observations[i])));
+    }
+    return out;
+  }
+  for (const Case& c : cases) out.push_back(RunCase(c, options));
+  return out;
+}
+
 }  // namespace r3::check

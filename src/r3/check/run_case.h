@@ -2,6 +2,7 @@
 #ifndef R3_CHECK_RUN_CASE_H_
 #define R3_CHECK_RUN_CASE_H_
 
+#include <span>
 #include <vector>
 
 #include "r3/case/case.h"
@@ -26,6 +27,10 @@ struct CaseResult {
 };
 
 CaseResult RunCase(const Case& c, const sut::SutOptions& options);
+
+// Many cases at once: an external SUT gets them in one batch, so its process
+// boundary is crossed once, not once per case.
+std::vector<CaseResult> RunCases(std::span<const Case> cases, const sut::SutOptions& options);
 
 // Judges an observation from another producer (the GPU path) the same way.
 CaseResult JudgeObservation(const Case& c, sut::Observation observation);

@@ -4,7 +4,7 @@
 
 #include "r3/case/checked_math.h"
 #include "r3/gpu/fill.h"
-#include "r3/sut/internal/dispatch.h"
+#include "r3/sut/dispatch_plan.h"
 #include "r3/sut/replay_sizing.h"
 
 namespace r3::gpu {
@@ -37,7 +37,6 @@ GatherPlan MakeGather(std::vector<int> members, std::vector<int64_t> sizes, bool
 Plan BuildPlan(const Case& c, const sut::Observation& host, const sut::MutantSet& mutants,
                uint64_t seed) {
   const Config& cfg = c.config;
-  const bool sp = sut::internal::UseSequenceParallelMoe(cfg);
   const bool reversed = mutants.has(Mutant::kGpuGatherReversed);
   Plan plan;
   plan.top_k = cfg.top_k;
@@ -48,66 +47,29 @@ Plan BuildPlan(const Case& c, const sut::Observation& host, const sut::MutantSet
   plan.layer = static_cast<int64_t>(seed % static_cast<uint64_t>(cfg.num_layers));
   plan.layer_stride_bug = mutants.has(Mutant::kGpuLayerStride);
 
-  // Each rank's own rows: its SP shard (sequence_parallel_chunk), or its DP
-  // rank's whole batch.
-  const int64_t ranks = CheckedMul(cfg.dp, cfg.tp);
-  plan.ranks.resize(static_cast<size_t>(ranks));
-  for (int64_t d = 0; d < cfg.dp; ++d) {
-    const int64_t n_d = c.step.padded[static_cast<size_t>(d)];
-    const int64_t shard =
-        sp ? sut::internal::ComputeSpNumTokens({n_d}, cfg.tp, mutants)[0] : n_d;
-    for (int64_t t = 0; t < cfg.tp; ++t) {
-      RankPlan& r = plan.ranks[static_cast<size_t>(d * cfg.tp + t)];
-      r.dp = d;
-      r.tp = t;
-      r.real_rows = std::min(n_d, sp ? CheckedMul(shard, cfg.tp) : n_d);
-      r.full_rows = sp ? CheckedMul(shard, cfg.tp) : n_d;
-      r.local_first = sp ? t * shard : 0;
-      r.local_rows = shard;
-      r.n = shard;
-    }
+  // Each rank's own rows and its dispatch all-gather come from the SUT
+  // layer's plan, so every dispatch mutant holds here too.
+  const sut::DispatchPlan dispatch = sut::PlanDispatch(c, mutants);
+  plan.ranks.resize(dispatch.ranks.size());
+  for (size_t i = 0; i < dispatch.ranks.size(); ++i) {
+    const sut::RankDispatch& d = dispatch.ranks[i];
+    RankPlan& r = plan.ranks[i];
+    r.dp = d.dp;
+    r.tp = d.tp;
+    r.full_rows = d.held_rows;
+    r.real_rows = std::min(c.step.padded[static_cast<size_t>(d.dp)], d.held_rows);
+    r.local_first = d.shard_first;
+    r.local_rows = d.shard_rows;
+    r.n = TotalRows(dispatch.Routed(i));
+    r.group = d.group;
   }
-
-  // The dispatch all-gather, in the group's rank order.
-  if (sut::internal::UsesNaiveDispatch(cfg)) {
-    const std::vector<int64_t>& local_sizes = *host.local_sizes;
-    if (sp && !mutants.has(Mutant::kSpGatherDpGroup)) {
-      const bool tp_major = mutants.has(Mutant::kTpMajorEpOrder);
-      std::vector<int> members;
-      std::vector<int64_t> sizes;
-      for (int64_t e = 0; e < ranks; ++e) {
-        const int64_t d = tp_major ? e % cfg.dp : e / cfg.tp;
-        const int64_t t = tp_major ? e / cfg.dp : e % cfg.tp;
-        const int idx = static_cast<int>(d * cfg.tp + t);
-        members.push_back(idx);
-        sizes.push_back(tp_major ? plan.ranks[static_cast<size_t>(idx)].local_rows
-                                 : local_sizes[static_cast<size_t>(e)]);
-      }
-      plan.gathers.push_back(MakeGather(std::move(members), std::move(sizes), reversed));
-      for (RankPlan& r : plan.ranks) r.group = 0;
-    } else {
-      for (int64_t t = 0; t < cfg.tp; ++t) {
-        std::vector<int> members;
-        std::vector<int64_t> sizes;
-        for (int64_t d = 0; d < cfg.dp; ++d) {
-          members.push_back(static_cast<int>(d * cfg.tp + t));
-          sizes.push_back(local_sizes[static_cast<size_t>(sp ? d * cfg.tp + t : d)]);
-        }
-        plan.gathers.push_back(MakeGather(std::move(members), std::move(sizes), reversed));
-        for (int64_t d = 0; d < cfg.dp; ++d) {
-          plan.ranks[static_cast<size_t>(d * cfg.tp + t)].group = static_cast<int>(t);
-        }
-      }
-    }
-    for (const GatherPlan& g : plan.gathers) {
-      for (size_t i = 0; i < g.members.size(); ++i) {
-        RankPlan& r = plan.ranks[static_cast<size_t>(g.members[i])];
-        if (r.local_rows < g.sizes[i]) {
-          r.error = "gpu: all_gatherv member holds " + std::to_string(r.local_rows) +
-                    " rows, size says " + std::to_string(g.sizes[i]);
-        }
-        r.n = g.total;
-      }
+  for (const sut::GatherGroup& g : dispatch.groups) {
+    std::vector<int> members(g.members.begin(), g.members.end());
+    plan.gathers.push_back(MakeGather(std::move(members), g.sizes, reversed));
+  }
+  if (!dispatch.error.empty()) {
+    for (RankPlan& r : plan.ranks) {
+      if (r.group >= 0) r.error = "gpu: " + dispatch.error;
     }
   }
 

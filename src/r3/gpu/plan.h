@@ -1,7 +1,7 @@
 // Host-side plan of one case's GPU step: what each rank holds, which group
 // it all-gathers with (sizes, order), what the stand-in kernel and the capture
-// do. Dispatch follows r3::sut's own helpers and mutants; the capture branch
-// and slice come from the host SUT's observation.
+// do. Dispatch is the SUT layer's plan (sut::PlanDispatch, mutants included);
+// the capture branch and slice come from the host SUT's observation.
 #ifndef R3_GPU_PLAN_H_
 #define R3_GPU_PLAN_H_
 

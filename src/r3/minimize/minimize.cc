@@ -464,7 +464,9 @@ std::string DefaultRegressionName(const MinimizeResult& result, const sut::SutOp
   for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
     if (options.mutants.has(m.id)) name += (name.empty() ? "" : "+") + std::string(m.name);
   }
-  if (name.empty()) name = std::string(sut::SutName(options.version));
+  if (name.empty()) {
+    name = options.external ? options.external->Id() : std::string(sut::SutName(options.version));
+  }
   name += "-" + std::string(sut::PolicyName(options.policy)) + "-inv";
   for (size_t i = 0; i < result.kept.size(); ++i) {
     name += (i == 0 ? "" : "-") + std::to_string(static_cast<int>(result.kept[i]));

@@ -36,6 +36,10 @@ struct MutantInfo {
   std::string_view description;
   bool equivalent;  // changes no observable result: a kill would be a false alarm
   bool gpu_only;    // lives in the GPU data movement; the host SUT ignores it
+  // Lives in the host SUT's capture (or snapshot) code. An engine SUT runs
+  // the engine's own capture, so it cannot honour it; dispatch and sizing
+  // mutants stay r3check's and apply to engines too.
+  bool host_capture = false;
 };
 
 std::span<const MutantInfo> MutantCatalogue();

@@ -15,7 +15,9 @@
 
 namespace r3::sut {
 
-enum class Branch { kNoDp, kNaiveDp, kLocal, kEpSpShards, kSpTpGather, kError };
+// kOther: an engine SUT captured without raising at a batch size none of
+// vLLM's branches tests (see r3::engine's branch inference).
+enum class Branch { kNoDp, kNaiveDp, kLocal, kEpSpShards, kSpTpGather, kError, kOther };
 
 std::string_view BranchName(Branch branch);
 
@@ -26,6 +28,9 @@ struct RankObservation {
   Branch branch = Branch::kError;
   std::string error;     // capture's exception, empty when none
   RowRuns captured;      // rows written to device_buffer[:len, layer, :]
+  // Rows an engine SUT wrote outside device_buffer[:len, layer, :], or whose
+  // values decode to no row of topk_ids (the built-in SUTs never do).
+  int64_t stray_rows = 0;
   // The slice [capture_start, capture_end) of topk_ids (after the TP all-gather
   // in sp-tp-gather) that was copied; the GPU path replays it on real data.
   int64_t capture_start = 0;

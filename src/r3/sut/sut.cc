@@ -9,7 +9,6 @@
 #include <string>
 
 #include "r3/case/checked_math.h"
-#include "r3/sut/internal/dispatch.h"
 
 namespace r3::sut {
 namespace {
@@ -35,48 +34,37 @@ std::vector<int64_t> Prefix(const std::vector<int64_t>& values) {
   return prefix;
 }
 
-// One step of vLLM for every rank of a case.
+void SetSnapshotDtype(const Config& cfg, const MutantSet& mut, Observation& obs) {
+  if (cfg.num_experts <= 256) {
+    const bool int8 = mut.has(Mutant::kSnapshotInt8);
+    obs.snapshot_dtype = int8 ? "int8" : "uint8";
+    obs.snapshot_max_id = int8 ? 127 : 255;
+  } else if (cfg.num_experts <= 65536) {
+    obs.snapshot_dtype = "uint16";
+    obs.snapshot_max_id = 65535;
+  } else {
+    obs.snapshot_dtype = "int32";
+    obs.snapshot_max_id = 2147483647;
+  }
+}
+
+// One step of vLLM's capture for every rank of a case, on a dispatch plan.
 class Step {
  public:
   Step(const Case& c, const SutOptions& options)
-      : c_(c), cfg_(c.config), opt_(options), mut_(options.mutants) {}
+      : c_(c), cfg_(c.config), opt_(options), mut_(options.mutants),
+        plan_(PlanDispatch(c, options.mutants)) {}
 
   Observation Run() {
-    sp_ = internal::UseSequenceParallelMoe(cfg_);
+    if (!plan_.error.empty()) throw std::runtime_error(plan_.error);
     num_tokens_ = c_.step.padded;
-    if (cfg_.dp > 1) {
-      local_sizes_ = internal::ComputeSpNumTokens(num_tokens_, sp_ ? cfg_.tp : 1, mut_);
-      prefix_local_ = Prefix(*local_sizes_);
-    }
+    if (plan_.local_sizes) prefix_local_ = Prefix(*plan_.local_sizes);
     prefix_tokens_ = Prefix(num_tokens_);
-    BuildLocalTensors();
-    Dispatch();
     IndexRoutedTensors();
 
-    Observation obs;
-    obs.local_sizes = local_sizes_;
-    obs.policy = std::string(PolicyName(opt_.policy));
-    obs.replay_rows = ReplayBufferRows(cfg_, opt_.policy, mut_);
-    obs.capturer_rows = cfg_.max_num_batched_tokens;
-    obs.replay_dtype = "int16";
-    obs.replay_max_id = 32767;
-    SnapshotDtype(obs);
-    obs.ranks.resize(routed_.size());
+    Observation obs = ObserveDispatch(c_, opt_, plan_);
     for (int64_t d = 0; d < cfg_.dp; ++d) {
-      for (int64_t t = 0; t < cfg_.tp; ++t) {
-        RankObservation& r = obs.ranks[Index(d, t)];
-        r.dp = d;
-        r.tp = t;
-        r.n = routed_tensor_[Index(d, t)]->rows();
-        obs.kernel_rows = std::max(obs.kernel_rows, r.n);
-        if (obs.replay_rows < r.n) {
-          r.replay_error = "ValueError: Routing replay buffer was initialized for " +
-                           std::to_string(obs.replay_rows) +
-                           " tokens on cuda:0, but the kernel received " + std::to_string(r.n) +
-                           " tokens on cuda:0.";
-        }
-        Capture(r);
-      }
+      for (int64_t t = 0; t < cfg_.tp; ++t) Capture(obs.ranks[Index(d, t)]);
       CheckTpCollective(obs, d);
     }
     return obs;
@@ -85,82 +73,13 @@ class Step {
  private:
   size_t Index(int64_t d, int64_t t) const { return static_cast<size_t>(d * cfg_.tp + t); }
 
-  void SnapshotDtype(Observation& obs) const {
-    if (cfg_.num_experts <= 256) {
-      const bool int8 = mut_.has(Mutant::kSnapshotInt8);
-      obs.snapshot_dtype = int8 ? "int8" : "uint8";
-      obs.snapshot_max_id = int8 ? 127 : 255;
-    } else if (cfg_.num_experts <= 65536) {
-      obs.snapshot_dtype = "uint16";
-      obs.snapshot_max_id = 65535;
-    } else {
-      obs.snapshot_dtype = "int32";
-      obs.snapshot_max_id = 2147483647;
-    }
-  }
-
-  // Each rank's own rows before dispatch: its SP shard, or its DP rank's batch.
-  void BuildLocalTensors() {
-    local_.resize(static_cast<size_t>(CheckedMul(cfg_.dp, cfg_.tp)));
-    for (int64_t d = 0; d < cfg_.dp; ++d) {
-      for (int64_t t = 0; t < cfg_.tp; ++t) {
-        RowRuns& rows = local_[Index(d, t)];
-        if (sp_) {
-          rows = internal::SequenceParallelChunk(d, num_tokens_[d], t, cfg_.tp, mut_);
-        } else {
-          AppendRun(rows, {d, 0, num_tokens_[d]});
-        }
-      }
-    }
-  }
-
-  // Sets routed_[rank]: the topk_ids rows the router (and capture) sees.
-  void Dispatch() {
-    routed_.assign(local_.size(), nullptr);
-    if (!internal::UsesNaiveDispatch(cfg_)) {
-      for (size_t i = 0; i < local_.size(); ++i) routed_[i] = &local_[i];
-      return;
-    }
-    if (sp_ && !mut_.has(Mutant::kSpGatherDpGroup)) {
-      // One EP group; member e is EP rank e.
-      std::vector<const RowRuns*> members;
-      const int64_t size = CheckedMul(cfg_.dp, cfg_.tp);
-      for (int64_t e = 0; e < size; ++e) {
-        const bool tp_major = mut_.has(Mutant::kTpMajorEpOrder);
-        const int64_t d = tp_major ? e % cfg_.dp : e / cfg_.tp;
-        const int64_t t = tp_major ? e / cfg_.dp : e % cfg_.tp;
-        members.push_back(&local_[Index(d, t)]);
-      }
-      std::vector<int64_t> sizes = *local_sizes_;
-      if (mut_.has(Mutant::kTpMajorEpOrder)) {
-        for (size_t e = 0; e < members.size(); ++e) sizes[e] = TotalRows(*members[e]);
-      }
-      gathered_.push_back(internal::AllGatherV(members, sizes));
-      for (auto& r : routed_) r = &gathered_.back();
-      return;
-    }
-    // DP group of each TP index (with SP only under a mutant).
-    gathered_.reserve(static_cast<size_t>(cfg_.tp));
-    for (int64_t t = 0; t < cfg_.tp; ++t) {
-      std::vector<const RowRuns*> members;
-      std::vector<int64_t> sizes;
-      for (int64_t d = 0; d < cfg_.dp; ++d) {
-        members.push_back(&local_[Index(d, t)]);
-        sizes.push_back((*local_sizes_)[static_cast<size_t>(sp_ ? d * cfg_.tp + t : d)]);
-      }
-      gathered_.push_back(internal::AllGatherV(members, sizes));
-    }
-    for (int64_t d = 0; d < cfg_.dp; ++d) {
-      for (int64_t t = 0; t < cfg_.tp; ++t) routed_[Index(d, t)] = &gathered_[t];
-    }
-  }
-
   // Ranks that see the same gathered batch share one indexed tensor, so a
   // 64K-rank case does not re-index the batch once per rank.
   void IndexRoutedTensors() {
     std::map<const RowRuns*, const RowTensor*> seen;
-    routed_tensor_.reserve(routed_.size());
-    for (const RowRuns* runs : routed_) {
+    routed_tensor_.reserve(plan_.ranks.size());
+    for (size_t i = 0; i < plan_.ranks.size(); ++i) {
+      const RowRuns* runs = &plan_.Routed(i);
       auto [it, inserted] = seen.try_emplace(runs, nullptr);
       if (inserted) it->second = &tensors_.emplace_back(*runs);
       routed_tensor_.push_back(it->second);
@@ -200,7 +119,7 @@ class Step {
     if (cfg_.tp > 1 && n != l && n == sp_expected) {
       r.branch = Branch::kSpTpGather;
       RowRuns all;
-      for (int64_t t = 0; t < cfg_.tp; ++t) AppendRuns(all, *routed_[Index(d, t)]);
+      for (int64_t t = 0; t < cfg_.tp; ++t) AppendRuns(all, plan_.Routed(Index(d, t)));
       const RowTensor gathered_tp(std::move(all));
       Write(r, gathered_tp, 0, mut_.has(Mutant::kSpTpGatherNoTrim) ? gathered_tp.rows() : l);
       return;
@@ -212,7 +131,7 @@ class Step {
   }
 
   void ShardsBranch(RankObservation& r, const RowTensor& topk, int64_t l) {
-    const auto len = static_cast<int64_t>(local_sizes_->size());
+    const auto len = static_cast<int64_t>(plan_.local_sizes->size());
     const bool ok = mut_.has(Mutant::kLocalSizesLenEqDp) ? len == cfg_.dp : len % cfg_.dp == 0;
     if (!ok) {
       r.branch = Branch::kError;
@@ -270,14 +189,10 @@ class Step {
   const Config& cfg_;
   const SutOptions& opt_;
   const MutantSet& mut_;
-  bool sp_ = false;
+  const DispatchPlan plan_;
   std::vector<int64_t> num_tokens_;
-  std::optional<std::vector<int64_t>> local_sizes_;
   std::vector<int64_t> prefix_tokens_;
   std::vector<int64_t> prefix_local_{0};
-  std::vector<RowRuns> local_;
-  std::vector<RowRuns> gathered_;
-  std::vector<const RowRuns*> routed_;
   std::deque<RowTensor> tensors_;  // deque: stable addresses
   std::vector<const RowTensor*> routed_tensor_;
 };
@@ -300,6 +215,10 @@ std::string_view SutName(Version version) {
   return "?";
 }
 
+std::string SutLabel(const SutOptions& options) {
+  return options.external ? options.external->Label() : std::string(SutName(options.version));
+}
+
 std::string_view BranchName(Branch branch) {
   switch (branch) {
     case Branch::kNoDp: return "no-dp";
@@ -308,10 +227,41 @@ std::string_view BranchName(Branch branch) {
     case Branch::kEpSpShards: return "ep-sp-shards";
     case Branch::kSpTpGather: return "sp-tp-gather";
     case Branch::kError: return "error";
+    case Branch::kOther: return "other";
   }
   return "error";
 }
 
-Observation RunSut(const Case& c, const SutOptions& options) { return Step(c, options).Run(); }
+Observation ObserveDispatch(const Case& c, const SutOptions& options, const DispatchPlan& plan) {
+  const Config& cfg = c.config;
+  Observation obs;
+  obs.local_sizes = plan.local_sizes;
+  obs.policy = std::string(PolicyName(options.policy));
+  obs.replay_rows = ReplayBufferRows(cfg, options.policy, options.mutants);
+  obs.capturer_rows = cfg.max_num_batched_tokens;
+  obs.replay_dtype = "int16";
+  obs.replay_max_id = 32767;
+  SetSnapshotDtype(cfg, options.mutants, obs);
+  obs.ranks.resize(plan.ranks.size());
+  for (size_t i = 0; i < plan.ranks.size(); ++i) {
+    RankObservation& r = obs.ranks[i];
+    r.dp = plan.ranks[i].dp;
+    r.tp = plan.ranks[i].tp;
+    r.n = TotalRows(plan.Routed(i));
+    obs.kernel_rows = std::max(obs.kernel_rows, r.n);
+    if (obs.replay_rows < r.n) {
+      r.replay_error = "ValueError: Routing replay buffer was initialized for " +
+                       std::to_string(obs.replay_rows) +
+                       " tokens on cuda:0, but the kernel received " + std::to_string(r.n) +
+                       " tokens on cuda:0.";
+    }
+  }
+  return obs;
+}
+
+Observation RunSut(const Case& c, const SutOptions& options) {
+  if (options.external) return options.external->Run({&c, 1}, options).at(0);
+  return Step(c, options).Run();
+}
 
 }  // namespace r3::sut

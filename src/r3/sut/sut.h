@@ -4,11 +4,15 @@
 #ifndef R3_SUT_SUT_H_
 #define R3_SUT_SUT_H_
 
+#include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "r3/case/case.h"
+#include "r3/sut/dispatch_plan.h"
+#include "r3/sut/external_sut.h"
 #include "r3/sut/mutants.h"
 #include "r3/sut/observation.h"
 #include "r3/sut/replay_sizing.h"
@@ -34,10 +38,21 @@ struct SutOptions {
   Version version = Version::kPost50874;
   Policy policy = Policy::kPr50874;
   MutantSet mutants;
+  // When set, the capture is the external engine's (`version` is then
+  // unused); dispatch, sizing and the mutants of both stay r3check's.
+  std::shared_ptr<ExternalSut> external;
 };
+
+// "vllm-post-50874", or the external SUT's label.
+std::string SutLabel(const SutOptions& options);
 
 // Runs one step of dispatch, kernel buffer check and capture for every rank.
 Observation RunSut(const Case& c, const SutOptions& options);
+
+// Everything of a step's observation that comes before capture: local_sizes,
+// the replay buffer and its check per rank, n per rank, dtypes. RunSut and
+// the external SUTs fill in the capture on top of it.
+Observation ObserveDispatch(const Case& c, const SutOptions& options, const DispatchPlan& plan);
 
 }  // namespace r3::sut
 

@@ -1,0 +1,24 @@
+// r3check engines: the engine adapters, how to call them and what each needs.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/sut_flags.h"
+#include "r3/engine/engine_sut.h"
+
+namespace r3::cli {
+
+void AddEnginesCommand(CLI::App& app, int* exit_code) {
+  CLI::App* cmd = app.add_subcommand(
+      "engines", "list the engine adapters (--sut vllm:PATH | exec:CMD) and what each needs");
+  cmd->callback([exit_code] {
+    std::cout << "engine adapters (docs/engines.md; adapters in " << DefaultEnginesDir() << ")\n";
+    for (const engine::AdapterInfo& a : engine::AdapterCatalogue()) {
+      std::cout << "  " << a.name << "\n    " << a.usage << "\n    needs: " << a.needs << "\n";
+    }
+    std::cout << "engine flags: --engine-python, --engine-launch none|torchrun, --nproc N, "
+                 "--engine-launch-arg ARG, --engine-device cpu|cuda, --engine-timeout SECONDS\n";
+    *exit_code = 0;
+  });
+}
+
+}  // namespace r3::cli

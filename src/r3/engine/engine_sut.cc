@@ -1,0 +1,284 @@
+#include "r3/engine/engine_sut.h"
+
+#include <array>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+#include "r3/case/checked_math.h"
+#include "r3/engine/internal/subprocess.h"
+#include "r3/engine/protocol.h"
+#include "r3/sut/sut.h"
+
+namespace r3::engine {
+namespace {
+
+constexpr std::array<AdapterInfo, 2> kAdapters = {{
+    {"vllm", "--sut vllm:PATH   PATH: a vLLM checkout, its routed_experts_capturer.py, or 'installed'",
+     "Python 3 with torch (Debian: python3-torch; --engine-python or R3_PYTHON picks the "
+     "interpreter); --engine-launch torchrun for GPUs"},
+    {"exec", "--sut exec:CMD    CMD: any adapter command speaking protocol 1 (docs/engines.md)",
+     "whatever CMD needs; run through /bin/sh -c"},
+}};
+
+// Requests stay small enough to build and parse quickly.
+constexpr size_t kMaxCasesPerRequest = 256;
+constexpr int64_t kMaxRanksPerRequest = 4096;
+constexpr size_t kMaxReplyBytes = size_t{1} << 30;
+
+struct DtypeInfo {
+  std::string_view name;
+  int64_t max_id;
+};
+
+constexpr std::array<DtypeInfo, 8> kDtypes = {{
+    {"uint8", 255},
+    {"int8", 127},
+    {"int16", 32767},
+    {"uint16", 65535},
+    {"int32", 2147483647},
+    {"uint32", 4294967295},
+    {"int64", 9223372036854775807},
+    {"uint64", 9223372036854775807},  // every int64 id fits
+}};
+
+// The engine reports what it did, not which of vLLM's branches it took, so
+// the branch a report shows is read off the facts: an exception, a call to
+// the TP all-gather, or the batch size the spec's branches test.
+sut::Branch InferBranch(const Case& c, const sut::Observation& obs, const RankReply& r) {
+  if (r.error) return sut::Branch::kError;
+  if (r.tp_gather) return sut::Branch::kSpTpGather;
+  if (c.config.dp == 1) return sut::Branch::kNoDp;
+  const auto d = static_cast<size_t>(r.dp);
+  if (r.n == CheckedSum(c.step.padded)) return sut::Branch::kNaiveDp;
+  if (r.n == c.step.padded[d]) return sut::Branch::kLocal;
+  if (obs.local_sizes && r.n == CheckedSum(*obs.local_sizes)) return sut::Branch::kEpSpShards;
+  return sut::Branch::kOther;
+}
+
+sut::Observation ToObservation(const Case& c, const sut::DispatchPlan& plan,
+                               const sut::SutOptions& options, const CaseReply& reply,
+                               size_t index) {
+  sut::Observation obs = sut::ObserveDispatch(c, options, plan);
+  const DtypeInfo* dtype = nullptr;
+  for (const DtypeInfo& d : kDtypes) {
+    if (d.name == reply.buffer_dtype) dtype = &d;
+  }
+  const std::string at = "cases[" + std::to_string(index) + "]";
+  if (dtype == nullptr) {
+    throw ProtocolError(at + ".buffer_dtype: unknown dtype '" + reply.buffer_dtype + "'");
+  }
+  obs.snapshot_dtype = std::string(dtype->name);
+  obs.snapshot_max_id = dtype->max_id;
+  for (size_t i = 0; i < obs.ranks.size(); ++i) {
+    sut::RankObservation& r = obs.ranks[i];
+    const RankReply& e = reply.ranks[i];
+    if (e.n != r.n) {
+      throw ProtocolError(at + ".ranks[" + std::to_string(i) + "].n: the adapter handed capture " +
+                          std::to_string(e.n) + " rows, the request had " + std::to_string(r.n));
+    }
+    r.branch = InferBranch(c, obs, e);
+    r.error = e.error.value_or("");
+    r.captured = e.captured;
+    r.stray_rows = CheckedAdd(e.stray, e.undecodable);
+  }
+  return obs;
+}
+
+class Engine : public sut::ExternalSut {
+ public:
+  explicit Engine(const EngineSpec& spec) : spec_(spec), process_(spec.argv) {
+    Guard([&] {
+      process_.WriteLine(HelloRequest(), spec_.timeout_ms);
+      hello_ = ParseHello(Read("hello"));
+    });
+    std::cerr << "r3check: engine " << spec_.kind << ": " << hello_.engine << " capture from "
+              << hello_.source << " (sha256 " << hello_.sha256 << ", version "
+              << hello_.engine_version << ", " << hello_.interface << ", " << hello_.device
+              << " x" << hello_.world_size << ", collectives " << hello_.backend << ")\n";
+  }
+
+  ~Engine() override {
+    if (!broken_) {
+      try {
+        process_.WriteLine(ByeRequest(), 1000);
+      } catch (const internal::SubprocessError&) {
+        // Stopping anyway.
+      }
+    }
+  }
+
+  std::vector<sut::Observation> Run(std::span<const Case> cases,
+                                    const sut::SutOptions& options) override {
+    std::vector<sut::DispatchPlan> plans;
+    plans.reserve(cases.size());
+    for (const Case& c : cases) {
+      CheckSize(c);
+      plans.push_back(sut::PlanDispatch(c, options.mutants));
+      if (!plans.back().error.empty()) throw std::runtime_error(plans.back().error);
+    }
+    std::vector<sut::Observation> out;
+    out.reserve(cases.size());
+    size_t begin = 0;
+    while (begin < cases.size()) {
+      size_t end = begin;
+      int64_t ranks = 0;
+      while (end < cases.size() && end - begin < kMaxCasesPerRequest &&
+             (end == begin || ranks + cases[end].config.dp * cases[end].config.tp <=
+                                  kMaxRanksPerRequest)) {
+        ranks += cases[end].config.dp * cases[end].config.tp;
+        ++end;
+      }
+      const auto batch = cases.subspan(begin, end - begin);
+      const auto batch_plans = std::span<const sut::DispatchPlan>(plans).subspan(begin, end - begin);
+      std::vector<CaseReply> replies;
+      Guard([&] {
+        const int64_t id = ++next_id_;
+        process_.WriteLine(RunRequest(id, batch, batch_plans), spec_.timeout_ms);
+        replies = ParseRunReply(Read("run " + std::to_string(id)), id, batch);
+        for (size_t i = 0; i < batch.size(); ++i) {
+          out.push_back(ToObservation(batch[i], batch_plans[i], options, replies[i], i));
+          if (replies[i].collective == "real") ++real_collective_cases_;
+        }
+      });
+      begin = end;
+    }
+    return out;
+  }
+
+  std::string Label() const override {
+    return spec_.kind + ":" + hello_.source + " (sha256 " + hello_.sha256.substr(0, 16) + ")";
+  }
+
+  std::string Id() const override { return hello_.engine + "-engine"; }
+
+ private:
+  static void CheckSize(const Case& c) {
+    const int64_t ranks = CheckedMul(c.config.dp, c.config.tp);
+    if (ranks > kMaxEngineRanks) {
+      throw sut::ExternalSutError("case too large for an engine SUT: " + std::to_string(ranks) +
+                                  " ranks (limit " + std::to_string(kMaxEngineRanks) + ")");
+    }
+    const int64_t rows = CheckedMul(c.config.dp, c.config.max_num_batched_tokens);
+    if (rows > kMaxEngineRowsPerRank) {
+      throw sut::ExternalSutError(
+          "case too large for an engine SUT: dp * max_num_batched_tokens = " +
+          std::to_string(rows) + " rows (limit " + std::to_string(kMaxEngineRowsPerRank) + ")");
+    }
+  }
+
+  std::string Read(const std::string& what) {
+    std::optional<std::string> line = process_.ReadLine(spec_.timeout_ms, kMaxReplyBytes);
+    if (!line) {
+      throw internal::SubprocessError("exited before answering " + what + " (" +
+                                      process_.Status() + ")");
+    }
+    return *line;
+  }
+
+  // Any failure of the adapter ends the command with one line naming it.
+  template <typename F>
+  void Guard(F&& f) {
+    if (broken_) throw sut::ExternalSutError("engine " + spec_.sut + ": stopped after an error");
+    try {
+      f();
+    } catch (const internal::SubprocessError& e) {
+      broken_ = true;
+      throw sut::ExternalSutError("engine " + spec_.sut + ": " + e.what());
+    } catch (const ProtocolError& e) {
+      broken_ = true;
+      throw sut::ExternalSutError("engine " + spec_.sut + ": " + e.what());
+    }
+  }
+
+  EngineSpec spec_;
+  internal::Subprocess process_;
+  Hello hello_;
+  int64_t next_id_ = 0;
+  int64_t real_collective_cases_ = 0;
+  bool broken_ = false;
+};
+
+std::string DefaultPython() {
+  if (const char* env = std::getenv("R3_PYTHON"); env != nullptr && *env != '\0') return env;
+  // Debian's python3-torch imports only from Debian's interpreter.
+  std::error_code ec;
+  if (std::filesystem::exists("/usr/bin/python3", ec)) return "/usr/bin/python3";
+  return "python3";
+}
+
+}  // namespace
+
+std::span<const AdapterInfo> AdapterCatalogue() { return kAdapters; }
+
+bool IsEngineSut(std::string_view sut) {
+  return sut.starts_with("vllm:") || sut.starts_with("exec:");
+}
+
+EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
+  EngineSpec spec;
+  spec.sut = sut;
+  spec.timeout_ms = launch.timeout_ms;
+  if (launch.launch != "none" && launch.launch != "torchrun") {
+    throw std::invalid_argument("--engine-launch: '" + launch.launch + "' is not none | torchrun");
+  }
+  if (launch.device != "cpu" && launch.device != "cuda") {
+    throw std::invalid_argument("--engine-device: '" + launch.device + "' is not cpu | cuda");
+  }
+  if (sut.starts_with("exec:")) {
+    spec.kind = "exec";
+    const std::string command = sut.substr(5);
+    if (command.find_first_not_of(" \t") == std::string::npos) {
+      throw std::invalid_argument("--sut exec:CMD: the command is empty");
+    }
+    if (launch.launch != "none") {
+      throw std::invalid_argument(
+          "--engine-launch: applies to vllm:PATH; with exec:CMD put the launcher in CMD");
+    }
+    spec.argv = {"/bin/sh", "-c", command};
+    return spec;
+  }
+  if (!sut.starts_with("vllm:")) throw std::invalid_argument("--sut: '" + sut + "' is not an engine SUT");
+  spec.kind = "vllm";
+  std::string source = sut.substr(5);
+  if (source.empty()) {
+    throw std::invalid_argument(
+        "--sut vllm:PATH: PATH is empty (a vLLM checkout, routed_experts_capturer.py, or "
+        "'installed')");
+  }
+  std::error_code ec;
+  if (source != "installed") {
+    if (!std::filesystem::exists(source, ec)) {
+      throw std::invalid_argument("--sut vllm:PATH: no such file or directory: " + source);
+    }
+    source = std::filesystem::absolute(source, ec).lexically_normal().string();
+  }
+  const std::string script =
+      (std::filesystem::path(launch.adapters_dir) / "vllm" / "r3_adapter.py").string();
+  if (!std::filesystem::exists(script, ec)) {
+    throw std::invalid_argument("--sut vllm: the adapter " + script +
+                                " is missing (set R3_ENGINES_DIR to the engines/ folder)");
+  }
+  const std::string python = launch.python.empty() ? DefaultPython() : launch.python;
+  spec.argv = {python};
+  if (launch.launch == "torchrun") {
+    if (launch.nproc < 1) throw std::invalid_argument("--nproc: must be at least 1");
+    spec.argv.insert(spec.argv.end(), {"-m", "torch.distributed.run", "--nproc-per-node",
+                                       std::to_string(launch.nproc)});
+    spec.argv.insert(spec.argv.end(), launch.launch_args.begin(), launch.launch_args.end());
+  } else if (!launch.launch_args.empty()) {
+    throw std::invalid_argument("--engine-launch-arg: needs --engine-launch torchrun");
+  }
+  spec.argv.insert(spec.argv.end(), {script, "--source", source, "--device", launch.device});
+  return spec;
+}
+
+std::shared_ptr<sut::ExternalSut> StartEngine(const EngineSpec& spec) {
+  try {
+    return std::make_shared<Engine>(spec);
+  } catch (const internal::SubprocessError& e) {
+    throw sut::ExternalSutError("engine " + spec.sut + ": " + e.what());
+  }
+}
+
+}  // namespace r3::engine

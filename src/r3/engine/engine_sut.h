@@ -1,0 +1,64 @@
+// Engine SUTs: `--sut vllm:PATH` runs vLLM's own capture code (from a
+// checkout, a single file, or the installed package) through the adapter in
+// engines/vllm/; `--sut exec:CMD` runs any adapter that speaks the protocol
+// (docs/engines.md). Either way the result is an ExternalSut, so every front
+// end judges the engine exactly like a built-in SUT.
+#ifndef R3_ENGINE_ENGINE_SUT_H_
+#define R3_ENGINE_ENGINE_SUT_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "r3/sut/external_sut.h"
+
+namespace r3::engine {
+
+// How to start an adapter; the CLI's --engine-* flags.
+struct LaunchOptions {
+  std::string python;          // interpreter for Python adapters
+  std::string launch = "none";  // none | torchrun
+  int64_t nproc = 1;           // torchrun --nproc-per-node
+  std::vector<std::string> launch_args;  // extra torchrun arguments (rendezvous, nodes)
+  std::string device = "cpu";  // cpu | cuda
+  std::string adapters_dir;    // where engines/NAME/ live
+  int64_t timeout_ms = 60000;  // per request, hello included
+};
+
+struct EngineSpec {
+  std::string sut;                // as given: "vllm:PATH" or "exec:CMD"
+  std::string kind;               // vllm | exec
+  std::vector<std::string> argv;  // the adapter command
+  int64_t timeout_ms = 60000;
+};
+
+struct AdapterInfo {
+  std::string_view name;
+  std::string_view usage;
+  std::string_view needs;
+};
+
+// The adapters `r3check engines` lists.
+std::span<const AdapterInfo> AdapterCatalogue();
+
+// True for "vllm:..." and "exec:...".
+bool IsEngineSut(std::string_view sut);
+
+// Builds the adapter command for an engine SUT. Throws std::invalid_argument
+// with a one-line message (a missing path, an empty command, a bad launch).
+EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch);
+
+// Starts the adapter and reads its hello. Throws sut::ExternalSutError.
+std::shared_ptr<sut::ExternalSut> StartEngine(const EngineSpec& spec);
+
+// The largest case an engine SUT takes: its rows become real tensors.
+inline constexpr int64_t kMaxEngineRanks = 4096;
+inline constexpr int64_t kMaxEngineRowsPerRank = int64_t{1} << 22;
+
+}  // namespace r3::engine
+
+#endif  // R3_ENGINE_ENGINE_SUT_H_

@@ -1,0 +1,52 @@
+// A child process spoken to in lines over its stdin and stdout, with a
+// deadline on every read and write: a dead or hung adapter becomes an error,
+// never a blocked r3check. Its stderr is the user's.
+#ifndef R3_ENGINE_INTERNAL_SUBPROCESS_H_
+#define R3_ENGINE_INTERNAL_SUBPROCESS_H_
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace r3::engine::internal {
+
+class SubprocessError : public std::runtime_error {
+ public:
+  explicit SubprocessError(const std::string& what) : std::runtime_error(what) {}
+};
+
+class Subprocess {
+ public:
+  // Starts argv[0] (searched on PATH) in a process group of its own, so that
+  // everything it starts (torchrun's workers) is stopped with it.
+  explicit Subprocess(const std::vector<std::string>& argv);
+  ~Subprocess();  // closes stdin, waits briefly, then kills the group
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  // Throws SubprocessError when the child stops reading or the deadline
+  // passes.
+  void WriteLine(const std::string& line, int64_t timeout_ms);
+  // The next line without its newline; nullopt when the child closed stdout.
+  // Throws SubprocessError on timeout or a line over max_line_bytes.
+  std::optional<std::string> ReadLine(int64_t timeout_ms, size_t max_line_bytes);
+
+  // "exited with status 1", "killed by signal 9", or "still running".
+  std::string Status();
+
+ private:
+  void Stop();
+
+  int pid_ = -1;
+  int to_child_ = -1;
+  int from_child_ = -1;
+  std::string buffer_;  // bytes read past the last returned line
+  bool exited_ = false;
+  int wait_status_ = 0;
+};
+
+}  // namespace r3::engine::internal
+
+#endif  // R3_ENGINE_INTERNAL_SUBPROCESS_H_

@@ -1,0 +1,69 @@
+// The engine protocol, version 1 (docs/engines.md): JSON lines between
+// r3check and an adapter process. This file builds requests from the SUT
+// layer's dispatch plan and reads replies strictly: every field is checked,
+// and a bad one is a ProtocolError naming its path in the reply.
+#ifndef R3_ENGINE_PROTOCOL_H_
+#define R3_ENGINE_PROTOCOL_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "r3/case/case.h"
+#include "r3/case/rows.h"
+#include "r3/sut/dispatch_plan.h"
+
+namespace r3::engine {
+
+inline constexpr int kProtocolVersion = 1;
+
+class ProtocolError : public std::runtime_error {
+ public:
+  explicit ProtocolError(const std::string& what) : std::runtime_error(what) {}
+};
+
+struct Hello {
+  std::string engine;
+  std::string source;
+  std::string sha256;
+  std::string engine_version;
+  std::string interface;
+  std::string device;
+  int64_t world_size = 1;
+  std::string backend;
+};
+
+struct RankReply {
+  int64_t dp = 0;
+  int64_t tp = 0;
+  int64_t n = 0;
+  std::optional<std::string> error;  // "AssertionError: ...", "hang: ..."
+  RowRuns captured;
+  bool tp_gather = false;
+  int64_t stray = 0;
+  int64_t undecodable = 0;
+};
+
+struct CaseReply {
+  std::string collective;  // emulated | real
+  std::string buffer_dtype;
+  std::vector<RankReply> ranks;
+};
+
+std::string HelloRequest();
+std::string RunRequest(int64_t id, std::span<const Case> cases,
+                       std::span<const sut::DispatchPlan> plans);
+std::string ByeRequest();
+
+// A fatal message from the adapter is thrown as a ProtocolError carrying its
+// text; anything that is not the expected message is one too.
+Hello ParseHello(const std::string& line);
+std::vector<CaseReply> ParseRunReply(const std::string& line, int64_t id,
+                                     std::span<const Case> cases);
+
+}  // namespace r3::engine
+
+#endif  // R3_ENGINE_PROTOCOL_H_
