@@ -9,45 +9,20 @@
 #include <sstream>
 #include <string>
 
-#include "tests/testing/run_shell.h"
+#include "tests/testing/r3check_runner.h"
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string TempPath(const std::string& name) {
-  return (::testing::TempDir().empty() ? std::string("/tmp/") : ::testing::TempDir()) + name;
-}
+using Result = r3::testing::R3checkResult;
+using r3::testing::Slurp;
+using r3::testing::TempPath;
 
 // Runs `r3check ARGS` (ARGS is shell text) with the corpus as working directory.
 Result R3check(const std::string& args, const std::string& stdin_text = "") {
-  const char* bin = std::getenv("R3CHECK_BIN");
-  EXPECT_NE(bin, nullptr) << "R3CHECK_BIN is not set (run through meson test)";
-  const std::string err_path = TempPath("r3check_e2e_stderr");
-  const std::string in_path = TempPath("r3check_e2e_stdin");
-  std::ofstream(in_path) << stdin_text;
-  const std::string cmd = std::string("cd ") + R3CHECK_SOURCE_CORPUS + " && " + bin + " " + args +
-                          " <" + in_path + " 2>" + err_path;
-  const r3::testing::ShellResult shell = r3::testing::RunShell(cmd);
-  return {shell.status, shell.out, Slurp(err_path)};
+  return r3::testing::RunR3check(R3CHECK_SOURCE_CORPUS, args, stdin_text);
 }
 
-int Lines(const std::string& text) {
-  int lines = 0;
-  for (char c : text) lines += c == '\n' ? 1 : 0;
-  return lines;
-}
+int Lines(const std::string& text) { return r3::testing::CountLines(text); }
 
 TEST(CliE2eTest, CheckPassesEverySeed) {
   const Result r = R3check("check seeds/*.r3case");

@@ -19,20 +19,25 @@ json RunsJson(const RowRuns& runs) {
   return out;
 }
 
+// "reply to run 3:" + "id" -> "reply to run 3: id"; "cases[0]" + "n" -> "cases[0].n".
+std::string Join(const std::string& path, const char* key) {
+  return path + (path.ends_with(':') ? " " : ".") + key;
+}
+
 // Strict accessors: each failure names the field's path in the reply.
 const json& Field(const json& obj, const std::string& path, const char* key) {
   if (!obj.is_object()) throw ProtocolError(path + ": expected an object");
   const auto it = obj.find(key);
-  if (it == obj.end()) throw ProtocolError(path + "." + key + ": missing");
+  if (it == obj.end()) throw ProtocolError(Join(path, key) + ": missing");
   return *it;
 }
 
 int64_t Int(const json& obj, const std::string& path, const char* key, int64_t lo, int64_t hi) {
   const json& v = Field(obj, path, key);
-  if (!v.is_number_integer()) throw ProtocolError(path + "." + key + ": expected an integer");
+  if (!v.is_number_integer()) throw ProtocolError(Join(path, key) + ": expected an integer");
   const int64_t x = v.get<int64_t>();
   if (x < lo || x > hi) {
-    throw ProtocolError(path + "." + key + ": " + std::to_string(x) + " is outside [" +
+    throw ProtocolError(Join(path, key) + ": " + std::to_string(x) + " is outside [" +
                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
   return x;
@@ -40,15 +45,15 @@ int64_t Int(const json& obj, const std::string& path, const char* key, int64_t l
 
 std::string Str(const json& obj, const std::string& path, const char* key) {
   const json& v = Field(obj, path, key);
-  if (!v.is_string()) throw ProtocolError(path + "." + key + ": expected a string");
+  if (!v.is_string()) throw ProtocolError(Join(path, key) + ": expected a string");
   return v.get<std::string>();
 }
 
 const json& Array(const json& obj, const std::string& path, const char* key, size_t size) {
   const json& v = Field(obj, path, key);
-  if (!v.is_array()) throw ProtocolError(path + "." + key + ": expected an array");
+  if (!v.is_array()) throw ProtocolError(Join(path, key) + ": expected an array");
   if (size != SIZE_MAX && v.size() != size) {
-    throw ProtocolError(path + "." + key + ": " + std::to_string(v.size()) + " entries, expected " +
+    throw ProtocolError(Join(path, key) + ": " + std::to_string(v.size()) + " entries, expected " +
                         std::to_string(size));
   }
   return v;
@@ -134,20 +139,20 @@ std::string RunRequest(int64_t id, std::span<const Case> cases,
 Hello ParseHello(const std::string& line) {
   const json j = ParseLine(line, "hello");
   if (j["type"] != "hello") throw ProtocolError("hello: got a \"" + j["type"].get<std::string>() + "\" message");
-  const int64_t version = Int(j, "hello", "protocol", 0, 1 << 20);
+  const int64_t version = Int(j, "hello:", "protocol", 0, 1 << 20);
   if (version != kProtocolVersion) {
     throw ProtocolError("speaks protocol " + std::to_string(version) + ", r3check speaks " +
                         std::to_string(kProtocolVersion));
   }
   Hello h;
-  h.engine = Str(j, "hello", "engine");
-  h.source = Str(j, "hello", "source");
-  h.sha256 = Str(j, "hello", "sha256");
-  h.engine_version = Str(j, "hello", "engine_version");
-  h.interface = Str(j, "hello", "interface");
-  h.device = Str(j, "hello", "device");
-  h.world_size = Int(j, "hello", "world_size", 1, 1 << 20);
-  h.backend = Str(j, "hello", "backend");
+  h.engine = Str(j, "hello:", "engine");
+  h.source = Str(j, "hello:", "source");
+  h.sha256 = Str(j, "hello:", "sha256");
+  h.engine_version = Str(j, "hello:", "engine_version");
+  h.interface = Str(j, "hello:", "interface");
+  h.device = Str(j, "hello:", "device");
+  h.world_size = Int(j, "hello:", "world_size", 1, 1 << 20);
+  h.backend = Str(j, "hello:", "backend");
   return h;
 }
 
@@ -158,8 +163,8 @@ std::vector<CaseReply> ParseRunReply(const std::string& line, int64_t id,
   if (j["type"] != "result") {
     throw ProtocolError(what + ": got a \"" + j["type"].get<std::string>() + "\" message");
   }
-  Int(j, what, "id", id, id);
-  const json& jcases = Array(j, what, "cases", cases.size());
+  Int(j, what + ":", "id", id, id);
+  const json& jcases = Array(j, what + ":", "cases", cases.size());
   std::vector<CaseReply> out(cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];

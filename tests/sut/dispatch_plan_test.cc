@@ -1,0 +1,112 @@
+// sut::PlanDispatch: the spec's worked examples (section 7), each dispatch
+// mutant's effect on the plan, and agreement with the model on sampled cases.
+#include "r3/sut/dispatch_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "r3/model/layout.h"
+#include "r3/sample/case_sampler.h"
+#include "tests/testing/test_case.h"
+
+namespace r3::sut {
+namespace {
+
+using ::r3::testing::MakeCase;
+
+TEST(DispatchPlanTest, EagerSpStepGathersTheEpGroupWithPadding) {
+  const DispatchPlan plan = PlanDispatch(MakeCase({.tokens = {5, 3}}), {});
+  EXPECT_TRUE(plan.sp);
+  EXPECT_TRUE(plan.naive);
+  EXPECT_EQ(*plan.local_sizes, (std::vector<int64_t>{3, 3, 2, 2}));
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].members, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.groups[0].sizes, (std::vector<int64_t>{3, 3, 2, 2}));
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(DescribeRuns(plan.Routed(i)), "dp0[0..5) pad1 dp1[0..3) pad1");
+  }
+  // dp0/tp1 holds rows [3, 6) of DP rank 0's 6 SP-padded rows: 3, 4 and a pad.
+  const RankDispatch& r = plan.ranks[1];
+  EXPECT_EQ(r.held_rows, 6);
+  EXPECT_EQ(r.shard_first, 3);
+  EXPECT_EQ(r.shard_rows, 3);
+  EXPECT_EQ(DescribeRuns(r.local), "dp0[3..5) pad1");
+  EXPECT_TRUE(plan.error.empty());
+}
+
+TEST(DispatchPlanTest, WithoutSpEachTpIndexGathersItsDpGroup) {
+  const DispatchPlan plan = PlanDispatch(MakeCase({.ep = false, .tokens = {5, 3}}), {});
+  EXPECT_FALSE(plan.sp);
+  EXPECT_EQ(*plan.local_sizes, (std::vector<int64_t>{5, 3}));
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_EQ(plan.groups[0].members, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(plan.groups[1].members, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(plan.ranks[3].group, 1);
+  EXPECT_EQ(DescribeRuns(plan.Routed(3)), "dp0[0..5) dp1[0..3)");
+}
+
+TEST(DispatchPlanTest, InternalDispatchRoutesEachRanksOwnShard) {
+  const DispatchPlan plan =
+      PlanDispatch(MakeCase({.dispatch = Dispatch::kInternal, .tokens = {5, 3}}), {});
+  EXPECT_TRUE(plan.sp);
+  EXPECT_FALSE(plan.naive);
+  EXPECT_TRUE(plan.groups.empty());
+  EXPECT_EQ(DescribeRuns(plan.Routed(0)), "dp0[0..3)");
+  EXPECT_EQ(DescribeRuns(plan.Routed(1)), "dp0[3..5) pad1");
+  EXPECT_EQ(DescribeRuns(plan.Routed(3)), "dp1[2..3) pad1");
+}
+
+TEST(DispatchPlanTest, OneDpRankHasNoMetadataAndNoGather) {
+  const DispatchPlan plan = PlanDispatch(MakeCase({.dp = 1, .tokens = {7}}), {});
+  EXPECT_FALSE(plan.sp);
+  EXPECT_FALSE(plan.naive);
+  EXPECT_FALSE(plan.local_sizes.has_value());
+  EXPECT_EQ(DescribeRuns(plan.Routed(1)), "dp0[0..7)");
+}
+
+TEST(DispatchPlanTest, DispatchMutantsChangeThePlan) {
+  const Case eager = MakeCase({.tokens = {5, 3}});
+  const DispatchPlan tp_major = PlanDispatch(eager, MutantSet(Mutant::kTpMajorEpOrder));
+  EXPECT_EQ(tp_major.groups[0].members, (std::vector<int64_t>{0, 2, 1, 3}));
+  EXPECT_EQ(DescribeRuns(tp_major.Routed(0)), "dp0[0..3) dp1[0..2) dp0[3..5) pad1 dp1[2..3) pad1");
+
+  const DispatchPlan dp_group = PlanDispatch(eager, MutantSet(Mutant::kSpGatherDpGroup));
+  ASSERT_EQ(dp_group.groups.size(), 2u);
+  EXPECT_EQ(DescribeRuns(dp_group.Routed(1)), "dp0[3..5) pad1 dp1[2..3) pad1");
+
+  const DispatchPlan floor = PlanDispatch(eager, MutantSet(Mutant::kFloorShardSize));
+  EXPECT_EQ(*floor.local_sizes, (std::vector<int64_t>{2, 2, 1, 1}));
+  EXPECT_EQ(DescribeRuns(floor.Routed(0)), "dp0[0..4) dp1[0..2)");
+}
+
+TEST(DispatchPlanTest, CaptureMutantsLeaveThePlanAlone) {
+  const Case eager = MakeCase({.tokens = {5, 3}});
+  const DispatchPlan plain = PlanDispatch(eager, {});
+  for (const MutantInfo& m : MutantCatalogue()) {
+    if (!m.host_capture) continue;
+    const DispatchPlan mutated = PlanDispatch(eager, MutantSet(m.id));
+    EXPECT_EQ(mutated.local_sizes, plain.local_sizes) << m.name;
+    for (size_t i = 0; i < plain.ranks.size(); ++i) {
+      EXPECT_EQ(mutated.Routed(i), plain.Routed(i)) << m.name;
+    }
+  }
+}
+
+// The SUT layer's dispatch is written apart from the model; on sampled cases
+// both must hand every rank the same rows.
+TEST(DispatchPlanTest, RoutedRowsMatchTheModelOnSampledCases) {
+  sample::CaseSampler sampler(/*seed=*/7);
+  for (int i = 0; i < 3000; ++i) {
+    const Case c = sampler.Next();
+    const DispatchPlan plan = PlanDispatch(c, {});
+    const model::Layout layout = model::BuildLayout(c);
+    ASSERT_TRUE(plan.error.empty()) << plan.error;
+    ASSERT_EQ(plan.local_sizes, layout.local_sizes) << "case " << i;
+    for (size_t r = 0; r < plan.ranks.size(); ++r) {
+      ASSERT_EQ(plan.Routed(r), layout.tensors[layout.ranks[r].tensor].runs())
+          << "case " << i << " rank " << r;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace r3::sut
