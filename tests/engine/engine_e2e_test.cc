@@ -3,6 +3,7 @@
 // status 2, never a verdict.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "tests/testing/r3check_runner.h"
@@ -119,5 +120,88 @@ TEST(EngineFlagsTest, EnginesListsTheAdapters) {
   EXPECT_NE(r.out.find("--sut vllm:PATH"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--sut exec:CMD"), std::string::npos) << r.out;
 }
+
+}  // namespace
+
+// The vLLM adapter (engines/vllm) on the fixture engines in tests/engines/:
+// the correct one passes, every broken one is caught and minimizes to a
+// layout of at most DP 2, TP 2.
+namespace {
+
+bool HaveTorch() {
+  return r3::testing::RunShell("/usr/bin/python3 -c 'import torch' 2>/dev/null").status == 0;
+}
+
+std::string Fixture(const std::string& name) {
+  return "vllm:" + std::string(R3CHECK_TESTS) + "/engines/fixtures/" + name;
+}
+
+int64_t FieldOf(const std::string& text, const std::string& key) {
+  const size_t at = text.find("\n" + key + " ");
+  return at == std::string::npos ? -1 : std::stoll(text.substr(at + key.size() + 2));
+}
+
+TEST(EngineFixtureTest, TheCorrectEnginePassesVerify) {
+  if (!HaveTorch()) GTEST_SKIP() << "no torch for /usr/bin/python3 (bash scripts/setup.sh)";
+  for (const std::string name : {"post50874", "legacy-singleton", "noisy"}) {
+    const Result r = R3check("verify --cases 300 --sut " + Fixture(name));
+    EXPECT_EQ(r.status, 0) << name << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("verify: OK"), std::string::npos) << name << "\n" << r.out;
+    // The header names the file the engine code came from, with its hash.
+    EXPECT_NE(r.out.find("sut " + Fixture(name) + " (sha256 "), std::string::npos) << r.out;
+  }
+}
+
+TEST(EngineFixtureTest, TheDecodePadFindingShowsFromTheEnginesOwnCode) {
+  if (!HaveTorch()) GTEST_SKIP() << "no torch for /usr/bin/python3 (bash scripts/setup.sh)";
+  const Result r =
+      R3check("check --sut " + Fixture("post50874") + " findings/internal-sp-decode-pad.r3case");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS with 5 known-finding violation(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[3 rows-exact] dp0/tp1 (branch local, n=1) captured pad1, expected "
+                       "dp0[0..1)  (known finding internal-sp-decode-pad)"),
+            std::string::npos)
+      << r.out;
+}
+
+struct Broken {
+  std::string fixture;
+  std::string seed;  // a corpus case it fails
+};
+
+class BrokenEngineTest : public ::testing::TestWithParam<Broken> {};
+
+TEST_P(BrokenEngineTest, IsCaughtAndMinimizesSmall) {
+  if (!HaveTorch()) GTEST_SKIP() << "no torch for /usr/bin/python3 (bash scripts/setup.sh)";
+  const Result verify = R3check("verify --cases 300 --sut " + Fixture(GetParam().fixture));
+  EXPECT_EQ(verify.status, 1) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("verify: FAILED"), std::string::npos) << verify.out;
+  const Result min = R3check("minimize --sut " + Fixture(GetParam().fixture) + " seeds/" +
+                             GetParam().seed + ".r3case");
+  ASSERT_EQ(min.status, 0) << min.out << min.err;
+  EXPECT_GE(FieldOf(min.out, "dp"), 1) << min.out;
+  EXPECT_LE(FieldOf(min.out, "dp"), 2) << min.out;
+  EXPECT_GE(FieldOf(min.out, "tp"), 1) << min.out;
+  EXPECT_LE(FieldOf(min.out, "tp"), 2) << min.out;
+  // The minimized case fails the engine when checked on its own.
+  const std::string path = r3::testing::TempPath("engine_min.r3case");
+  std::ofstream(path) << min.out;
+  const Result again = R3check("check --sut " + Fixture(GetParam().fixture) + " " + path);
+  EXPECT_EQ(again.status, 1) << again.out << again.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, BrokenEngineTest,
+    ::testing::Values(Broken{"pre50874", "tp2-dp2-eager"}, Broken{"no-sp-trim", "tp2-dp2-eager"},
+                      Broken{"shard-start-without-s", "tp2-dp2-eager"},
+                      Broken{"no-tp-gather", "tp2-dp2-internal-sp"},
+                      Broken{"partial-gather", "tp2-dp2-internal-sp"},
+                      Broken{"stray-writes", "tp2-dp2-eager"},
+                      Broken{"garbage-writes", "tp2-dp2-eager"}),
+    [](const ::testing::TestParamInfo<Broken>& info) {
+      std::string name = info.param.fixture;
+      for (char& ch : name) ch = ch == '-' ? '_' : ch;
+      return name;
+    });
 
 }  // namespace

@@ -147,7 +147,7 @@ class Engine : public sut::ExternalSut {
   }
 
   std::string Label() const override {
-    return spec_.kind + ":" + hello_.source + " (sha256 " + hello_.sha256.substr(0, 16) + ")";
+    return spec_.sut + " (sha256 " + hello_.sha256.substr(0, 12) + ")";
   }
 
   std::string Id() const override { return hello_.engine + "-engine"; }
