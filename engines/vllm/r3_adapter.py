@@ -862,6 +862,40 @@ def base_for(dt):
 
 
 _POWS = {}
+TABLE_ROWS = 1 << 23  # values up to this are encoded from a table
+
+
+def _digits(v, B):
+    """int32 (n, 8): base-B digits of the int64 values v (B a power of two)."""
+    x = torch.zeros((v.shape[0], ENCODING_WIDTH), dtype=torch.int32)
+    shift = B.bit_length() - 1
+    top = int(v.max()) if v.numel() else 0
+    for j in range(_ndigits(B, top)):
+        x[:, j] = (v >> (shift * j)) & (B - 1)
+    return x
+
+
+class _Tables:
+    """Row encodings of v = 0, 1, 2, ... per base and device (and narrowed
+    per buffer dtype), grown on demand: encoding a run is a slice."""
+
+    def __init__(self):
+        self.tables = {}
+
+    def get(self, B, device, rows, dtype=None):
+        key = (B, device, dtype)
+        t = self.tables.get(key)
+        if t is None or t.shape[0] < rows:
+            if dtype is not None:
+                t = self.get(B, device, rows).to(dtype)
+            else:
+                size = max(rows, 4096, 2 * (t.shape[0] if t is not None else 0))
+                t = _digits(torch.arange(size, dtype=torch.int64), B).to(device)
+            self.tables[key] = t
+        return t
+
+
+TABLES = _Tables()
 
 
 def _pows(B):
@@ -937,35 +971,57 @@ class _Case:
                 out.append((dp, frm, c))
         return tuple(out)
 
-    def encoded(self, runs, B, device):
-        """topk_ids for a run list: int32 (n, 8), base-B digits of v."""
-        key = (runs, B, device)
+    def _values(self, runs):
+        """v of every row of a run list (1-D int64)."""
+        parts = []
+        for dp, frm, c in runs:
+            if c == 0:
+                continue
+            if dp < 0:
+                parts.append(torch.full((c,), self.pad_v, dtype=torch.int64))
+            else:
+                s = 1 + self.offs[dp] + frm
+                parts.append(torch.arange(s, s + c, dtype=torch.int64))
+        return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64)
+
+    def encoded(self, runs, B, device, dtype=None):
+        """topk_ids for a run list: int32 (n, 8), v in base B, least
+        significant digit first; with `dtype`, the same narrowed to it."""
+        key = (runs, B, device, dtype)
         x = self._encoded.get(key)
         if x is None:
-            parts = []
-            for dp, frm, c in runs:
-                if c == 0:
-                    continue
-                if dp < 0:
-                    parts.append(torch.full((c,), self.pad_v, dtype=torch.int64))
+            if dtype is not None:
+                x = self.encoded(runs, B, device).to(dtype)
+            elif self.pad_v < TABLE_ROWS:
+                table = TABLES.get(B, device, self.pad_v + 1)
+                pieces = []
+                for dp, frm, c in runs:
+                    if c == 0:
+                        continue
+                    if dp < 0:
+                        pieces.append(table[self.pad_v].expand(c, ENCODING_WIDTH))
+                    else:
+                        s = 1 + self.offs[dp] + frm
+                        pieces.append(table[s: s + c])
+                if not pieces:
+                    x = torch.zeros((0, ENCODING_WIDTH), dtype=torch.int32, device=device)
+                elif len(pieces) == 1:
+                    x = pieces[0].clone()  # a copy: the engine may not alias the table
                 else:
-                    s = 1 + self.offs[dp] + frm
-                    parts.append(torch.arange(s, s + c, dtype=torch.int64))
-            v = torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64)
-            digits = torch.div(v.unsqueeze(1), _pows(B), rounding_mode="floor") % B
-            x = digits.to(torch.int32)
-            if device.type != "cpu":
-                x = x.to(device)
+                    x = torch.cat(pieces)
+            else:
+                x = _digits(self._values(runs), B).to(device)
             self._encoded[key] = x
         return x
 
-    def gathered(self, d, B, device):
-        """(tensor, runs) of DP rank d's TP inputs concatenated in TP order."""
-        key = ("gathered", d, B, device)
+    def gathered(self, d, B, device, dtype=None):
+        """DP rank d's TP inputs concatenated in TP order (what a TP
+        all-gather of the unmodified inputs returns), and its run list."""
+        key = ("gathered", d, B, device, dtype)
         hit = self._encoded.get(key)
         if hit is None:
             lists = self.runs[d * self.T: (d + 1) * self.T]
-            hit = (torch.cat([self.encoded(r, B, device) for r in lists]), _concat_runs(lists))
+            hit = (torch.cat([self.encoded(r, B, device, dtype) for r in lists]), _concat_runs(lists))
             self._encoded[key] = hit
         return hit
 
@@ -1051,48 +1107,63 @@ def _value_of_row(row, B):
     return v
 
 
+def _ndigits(B, maxv):
+    n = 1
+    while B ** n <= maxv and n < ENCODING_WIDTH:
+        n += 1
+    return n
+
+
 def decode(buf, case, candidates):
     """Reads the checked layer's written prefix. Returns (runs, stray, undecodable).
 
-    candidates: [(tensor, runs)] tensors the rows probably came from (the
-    rank's input, the last all-gather's output): a prefix equal to a slice of
-    one of them is decoded from its run list without touching the values.
+    candidates: [(get(dtype) -> tensor, runs)]: tensors the rows probably
+    came from (the rank's input; what a TP all-gather of the inputs gives). A
+    prefix equal to a slice of one is decoded from its run list; anything
+    else digit by digit.
     """
     rows, layers = buf.shape[0], buf.shape[1]
     layer = case.layer
     if layer >= layers:
         raise _RankAbort("AdapterError", f"capturer buffer has {layers} layers, the checked layer is {layer}")
     rnz = _row_nonzero(buf)
-    col = rnz[:, layer]
     total = int(rnz.sum())
     if total == 0:
         return [], 0, 0
-    inv = ~col
-    p = rows if not bool(inv.any()) else int(inv.to(torch.uint8).argmax())
+    col = rnz[:, layer]
+    if total <= rows and bool(col[:total].all()):
+        p = total  # every written row is in the prefix
+    else:
+        inv = ~col
+        p = rows if not bool(inv.any()) else int(inv.to(torch.uint8).argmax())
     stray = total - p
     if p == 0:
         return [], stray, 0
     B = base_for(buf.dtype)
     prefix = buf[:p, layer, :]
-    if buf.dtype.is_floating_point:
-        first = None
-    else:
+    first = None
+    if not buf.dtype.is_floating_point:
         first_row = prefix[0].tolist()
-        first = _value_of_row(first_row, B) if all(0 <= x < B for x in first_row) else None
+        if all(0 <= x < B for x in first_row):
+            first = _value_of_row(first_row, B)
+    if first is not None and first + p - 1 <= case.total and case.pad_v < TABLE_ROWS:
+        # Consecutive tokens (the usual capture): compare with the table.
+        table = TABLES.get(B, buf.device, case.pad_v + 1, buf.dtype)
+        if torch.equal(prefix, table[first: first + p]):
+            return _token_range_runs(case, first, p), stray, 0
     if first is not None:
-        for tensor, runs in candidates:
-            if tensor is None or tensor.dim() != 2 or tensor.shape[1] != prefix.shape[1]:
-                continue
+        for get, runs in candidates:
             s = _position_of(runs, case, first)
-            if s is None or s + p > tensor.shape[0]:
+            if s is None:
                 continue
-            if torch.equal(prefix.to(tensor.dtype), tensor[s: s + p]):
+            tensor = get(buf.dtype)
+            if tensor.dim() != 2 or tensor.shape[1] != prefix.shape[1] or s + p > tensor.shape[0]:
+                continue
+            if torch.equal(prefix, tensor[s: s + p]):
                 return _slice_runs(runs, s, s + p), stray, 0
     # Full decode.
     maxv = case.pad_v
-    ndig = 1
-    while B ** ndig <= maxv and ndig < ENCODING_WIDTH:
-        ndig += 1
+    ndig = _ndigits(B, maxv)
     if buf.dtype.is_floating_point:
         f = prefix.to(torch.float64)
         bad = (f != torch.floor(f)).any(1)
@@ -1113,6 +1184,21 @@ def decode(buf, case, candidates):
         v = v[~bad]
     v = v.cpu()
     return _runs_from_values(v, case), stray, undecodable
+
+
+def _token_range_runs(case, first, count):
+    """Runs of the values first .. first+count-1 (all tokens, no pad)."""
+    out = []
+    idx = first - 1
+    end = idx + count
+    d = 0
+    while idx < end:
+        while case.offs[d + 1] <= idx:
+            d += 1
+        take = min(end, case.offs[d + 1]) - idx
+        out.append((d, idx - case.offs[d], take))
+        idx += take
+    return out
 
 
 def _runs_from_values(v, case):
@@ -1258,10 +1344,10 @@ class Engine:
             buf = find_buffer(entry.cap)
             if buf is not entry.buf:
                 entry.buf = buf
-            cands = [(x, runs)]
+            B = base_for(entry.buf.dtype)
+            cands = [(lambda dt: case.encoded(runs, B, self.device, dt), runs)]
             if group.called and case.T > 1:
-                # What a TP all-gather of the unmodified inputs returns.
-                cands.append(case.gathered(d, base_for(entry.buf.dtype), self.device))
+                cands.append((lambda dt: case.gathered(d, B, self.device, dt)[0], case.gathered(d, B, self.device)[1]))
             captured, stray, undec = decode(buf, case, cands)
             res["captured"] = _runs_json(captured)
             res["stray"] = stray
@@ -1425,10 +1511,9 @@ class Adapter:
 
     def handle_run(self, req):
         rid = req.get("id")
-        raw_cases = req.get("cases")
-        if not isinstance(raw_cases, list):
-            raise Fatal("run request without a cases list")
-        cases = [_Case(i, c) for i, c in enumerate(raw_cases)]
+        cases = req.get("_parsed")
+        if cases is None:
+            cases = [_Case(i, c) for i, c in enumerate(req["cases"])]
         eng = self.engine
         if self.dist is None:
             out = [_case_result(c, eng.run_case_emulated(c), "emulated") for c in cases]
@@ -1483,8 +1568,10 @@ class Adapter:
         if req["type"] == "hello" and req.get("protocol") != PROTOCOL:
             raise Fatal(f"protocol {req.get('protocol')!r} is not supported (this adapter speaks protocol {PROTOCOL})")
         if req["type"] == "run":
-            for i, c in enumerate(req.get("cases") or []):  # validate before any rank starts
-                _Case(i, c)
+            if not isinstance(req.get("cases"), list):
+                raise Fatal("run request without a cases list")
+            # Parsed (and validated) before any rank starts.
+            req["_parsed"] = [_Case(i, c) for i, c in enumerate(req["cases"])]
         return req
 
     def loop(self):
@@ -1497,7 +1584,7 @@ class Adapter:
                         self.dist.bcast({"type": "__fatal__", "error": str(f)})
                     raise
                 if self.dist is not None:
-                    self.dist.bcast(req)
+                    self.dist.bcast({k: v for k, v in req.items() if k != "_parsed"})
             else:
                 req = self.dist.bcast(None)
             kind = req["type"]
