@@ -459,6 +459,69 @@ class RobustnessTest(AdapterTestBase):
             self.expect_fatal(empty, "no routed_experts_capturer.py anywhere under it")
 
 
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class MultiProcessTest(AdapterTestBase):
+    """torchrun mode with gloo: processes started by hand (torch 1.13's
+    torchrun fails on Python 3.11, docs: shared/notes/toolchain.md)."""
+
+    def start_world(self, source, world):
+        env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(world)}
+        others = []
+        for r in range(1, world):
+            p = subprocess.Popen(
+                [sys.executable, str(ADAPTER), "--source", str(source)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=dict(os.environ, **env, RANK=str(r), LOCAL_RANK=str(r)),
+            )
+            self.addCleanup(lambda p=p: (p.poll() is None and p.kill(), p.wait(), p.stdout.close()))
+            others.append(p)
+        root = self.start(source, env=dict(env, RANK="0", LOCAL_RANK="0"))
+        return root, others
+
+    def test_real_collectives_match_emulation(self):
+        mismatched = make_case(
+            2, 2, [5, 3], [[R(0, 0, 3)], [R(0, 3, 2)], [R(1, 0, 2)], [R(1, 2, 1), P(1)]], local_sizes=[3, 3, 2, 2]
+        )
+        tp4 = make_case(1, 4, [6], [[R(0, 0, 2)], [R(0, 2, 2)], [R(0, 4, 2)], [P(2)]], ep=False, sp=False)
+        dp3 = make_case(3, 2, [3, 2, 1], [R(0, 0, 3), R(1, 0, 2), R(2, 0, 1)], local_sizes=[3, 2, 1], sp=False)
+        cases = [EAGER_SP, INTERNAL_SP, mismatched, tp4, dp3, GRAPH_DECODE, SINGLE_DP]
+        for name in ("post50874", "partial-gather"):
+            with self.subTest(fixture=name):
+                _, emulated = self.run_cases(fixture(name), cases)
+                root, others = self.start_world(fixture(name), 2)
+                hello = root.ask({"type": "hello", "protocol": 1})
+                self.assertEqual((hello["world_size"], hello["backend"]), (2, "gloo"), root.err_text())
+                reply = root.ask({"type": "run", "id": 3, "cases": cases})
+                self.assertEqual(reply["type"], "result", reply)
+                self.assertEqual(root.finish(), (0, []))
+                for p in others:
+                    self.assertEqual(p.wait(timeout=TIMEOUT_S), 0)
+                    self.assertEqual(p.stdout.read(), b"")
+                got = reply["cases"]
+                self.assertEqual([c["collective"] for c in got], ["real"] * 3 + ["emulated"] + ["real"] * 3)
+                for e, g in zip(emulated, got):
+                    self.assertEqual(e["ranks"], g["ranks"])
+                    self.assertEqual(e["buffer_dtype"], g["buffer_dtype"])
+        # Spot checks of what the real collective gave.
+        self.assertEqual(emulated[3]["ranks"][0]["captured"], [R(0, 0, 2)])  # partial-gather, D = 1: local rows
+        self.assertEqual(got[2]["ranks"][0]["error"]["type"], "hang")
+
+    def test_fatal_ends_every_rank(self):
+        root, others = self.start_world(fixture("post50874"), 2)
+        self.assertEqual(root.ask({"type": "hello", "protocol": 1})["type"], "hello")
+        msg = root.ask({"type": "run", "id": 1})
+        self.assertEqual(msg["type"], "fatal")
+        self.assertEqual(root.proc.wait(timeout=TIMEOUT_S), 1)
+        self.assertEqual(others[0].wait(timeout=TIMEOUT_S), 1)
+
+
 class FatalTest(AdapterTestBase):
     def test_bad_path(self):
         self.expect_fatal("/nonexistent/vllm", "/nonexistent/vllm: no such file or directory")
