@@ -40,15 +40,33 @@ TEST_F(InvariantsTest, CorrectObservationPasses) { EXPECT_TRUE(Judge().ok()); }
 
 TEST_F(InvariantsTest, ReplayBufferTooSmall) {
   obs_.replay_rows = 9;
+  // Every rank's kernel gets 10 rows.
+  EXPECT_EQ(Where(), (Places{{Invariant::kReplayFits, {0, 0}},
+                            {Invariant::kReplayFits, {0, 1}},
+                            {Invariant::kReplayFits, {1, 0}},
+                            {Invariant::kReplayFits, {1, 1}}}));
+  EXPECT_NE(Judge().violations[0].message.find("did not notice"), std::string::npos);
+}
+
+TEST_F(InvariantsTest, ReplayBufferTooSmallForOneRanksKernelInput) {
+  // The SUT handed one rank's kernel more rows than the model says it gets.
+  obs_.replay_rows = 10;
+  Rank(1, 0).n = 11;
+  Rank(1, 0).replay_error = "ValueError: Routing replay buffer was initialized for 10 tokens";
   const Verdict v = Judge();
-  ASSERT_EQ(v.violations.size(), 4u);  // every rank's kernel gets 10 rows
-  EXPECT_EQ(v.violations[0].invariant, Invariant::kReplayFits);
-  EXPECT_NE(v.violations[0].message.find("did not notice"), std::string::npos);
+  EXPECT_EQ(Where(), (Places{{Invariant::kGatherSize, {1, 0}}, {Invariant::kReplayFits, {1, 0}}}));
+  EXPECT_NE(v.violations[1].message.find("; ValueError"), std::string::npos)
+      << v.violations[1].message;
 }
 
 TEST_F(InvariantsTest, CapturerBufferTooSmall) {
   obs_.capturer_rows = 4;
   EXPECT_EQ(Where(), (Places{{Invariant::kCapturerHolds, {0, -1}}}));
+  obs_.capturer_rows = 2;  // L = 5 and L = 3 both exceed it
+  EXPECT_EQ(Where(), (Places{{Invariant::kCapturerHolds, {0, -1}},
+                            {Invariant::kCapturerHolds, {1, -1}}}));
+  obs_.capturer_rows = 5;  // L == rows fits
+  EXPECT_TRUE(Judge().ok());
 }
 
 TEST_F(InvariantsTest, PaddingRowCapturedOnOneTpRank) {
@@ -76,10 +94,56 @@ TEST_F(InvariantsTest, CaptureErrorIsARowsViolation) {
 TEST_F(InvariantsTest, ExpertIdsMustSurviveBothDtypes) {
   obs_.snapshot_max_id = 127;
   EXPECT_EQ(Where(), (Places{{Invariant::kDtype, {-1, -1}}}));
+  EXPECT_EQ(Judge().violations[0].dtype, DtypeBuffer::kSnapshot);
   case_.config.num_experts = 40000;
   obs_.snapshot_max_id = 65535;
   EXPECT_EQ(Where(), (Places{{Invariant::kDtype, {-1, -1}}}));
+  EXPECT_EQ(Judge().violations[0].dtype, DtypeBuffer::kReplay);
   EXPECT_NE(Judge().violations[0].message.find("replay dtype int16"), std::string::npos);
+  obs_.snapshot_max_id = 255;  // both at once: replay first, then snapshot
+  const Verdict v = Judge();
+  ASSERT_EQ(v.violations.size(), 2u);
+  EXPECT_EQ(v.violations[0].dtype, DtypeBuffer::kReplay);
+  EXPECT_EQ(v.violations[1].dtype, DtypeBuffer::kSnapshot);
+}
+
+TEST_F(InvariantsTest, NonDtypeViolationsCarryNoDtype) {
+  obs_.capturer_rows = 1;
+  Rank(0, 1).captured.clear();
+  for (const Violation& v : Judge().violations) EXPECT_EQ(v.dtype, DtypeBuffer::kNone);
+}
+
+TEST_F(InvariantsTest, TpRanksDisagreeOnlyOnTpAgree) {
+  // Both TP ranks of DP rank 1 capture the same wrong rows: rows-exact on
+  // both, tp-agree holds. Then only TP rank 1 raises: tp-agree names it.
+  Rank(1, 0).captured = Rank(1, 1).captured = {{1, 0, 2}};
+  EXPECT_EQ(Where(), (Places{{Invariant::kRowsExact, {1, 0}},
+                            {Invariant::kRowsExact, {1, 1}},
+                            {Invariant::kConcatGlobal, {-1, 0}},
+                            {Invariant::kConcatGlobal, {-1, 1}}}));
+  Rank(1, 0).captured = {{1, 0, 3}};
+  Rank(1, 1).captured = {{1, 0, 3}};
+  Rank(1, 1).error = "RuntimeError: NCCL timeout";
+  EXPECT_EQ(Where(), (Places{{Invariant::kRowsExact, {1, 1}}, {Invariant::kTpAgree, {1, 1}}}));
+}
+
+TEST_F(InvariantsTest, ConcatGlobalHoldsWhenOnlyTheDpBoundaryMoved) {
+  // One row moved across the DP boundary on TP rank 1: each DP rank's
+  // capture is wrong, but their join is still the global batch.
+  Rank(0, 1).captured = {{0, 0, 4}};
+  Rank(1, 1).captured = {{0, 4, 1}, {1, 0, 3}};
+  const Places got = Where();
+  EXPECT_EQ(got, (Places{{Invariant::kRowsExact, {0, 1}},
+                         {Invariant::kRowsExact, {1, 1}},
+                         {Invariant::kTpAgree, {0, 1}},
+                         {Invariant::kTpAgree, {1, 1}}}));
+}
+
+TEST_F(InvariantsTest, StrayRowsAreARowsViolation) {
+  Rank(0, 0).stray_rows = 2;  // right rows, but written outside the slice too
+  EXPECT_EQ(Where(), (Places{{Invariant::kRowsExact, {0, 0}}}));
+  EXPECT_NE(Judge().violations[0].message.find("2 stray or undecodable row(s)"),
+            std::string::npos);
 }
 
 TEST_F(InvariantsTest, GatheredSizeAndLocalSizes) {
@@ -88,6 +152,36 @@ TEST_F(InvariantsTest, GatheredSizeAndLocalSizes) {
   obs_.local_sizes = layout_.local_sizes;
   Rank(1, 1).n = 8;
   EXPECT_EQ(Where(), (Places{{Invariant::kGatherSize, {1, 1}}}));
+}
+
+// A DP rank that owns no rows (N[d] == 0) must still not raise: an
+// exception there kills the step in vLLM although nothing is captured.
+TEST(IdleRankTest, ExceptionOnARankThatOwnsNoRowsIsAViolation) {
+  const Case c = ::r3::testing::MakeCase({.tokens = {5, 0}});
+  const model::Layout layout = model::BuildLayout(c);
+  sut::Observation obs = sut::RunSut(c, {});
+  ASSERT_TRUE(CheckInvariants(c, layout, obs).ok());
+  auto where = [&] {
+    Places out;
+    for (const Violation& v : CheckInvariants(c, layout, obs).violations) {
+      out.push_back({v.invariant, {v.dp, v.tp}});
+    }
+    return out;
+  };
+  sut::RankObservation& idle = obs.ranks[1 * 2 + 1];
+  ASSERT_TRUE(idle.captured.empty());
+  idle.branch = sut::Branch::kError;
+  idle.error = "AssertionError: RoutedExpertsCapturer: unexpected topk_ids batch dim 6";
+  // The captured rows are right (none): the error alone fails rows-exact,
+  // and TP rank 0 of the same DP rank did not raise.
+  EXPECT_EQ(where(), (Places{{Invariant::kRowsExact, {1, 1}}, {Invariant::kTpAgree, {1, 1}}}));
+  obs.ranks[1 * 2 + 0].branch = sut::Branch::kError;
+  obs.ranks[1 * 2 + 0].error = idle.error;
+  ASSERT_EQ(where(), (Places{{Invariant::kRowsExact, {1, 0}}, {Invariant::kRowsExact, {1, 1}}}));
+  const Verdict v = CheckInvariants(c, layout, obs);
+  EXPECT_NE(v.violations[0].message.find("raised AssertionError"), std::string::npos)
+      << v.violations[0].message;
+  EXPECT_TRUE(v.violations[0].expected.empty());
 }
 
 TEST_F(InvariantsTest, RankCountMismatchIsReportedNotCrashed) {

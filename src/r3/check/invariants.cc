@@ -157,15 +157,22 @@ class Judge {
   void Dtypes() {
     const int64_t max_id = c_.config.num_experts - 1;
     if (max_id > obs_.replay_max_id) {
-      AddPlain(Invariant::kDtype, -1, -1,
-           "expert id " + std::to_string(max_id) + " does not fit the replay dtype " +
-               obs_.replay_dtype + " (max " + std::to_string(obs_.replay_max_id) + ")");
+      AddDtype(DtypeBuffer::kReplay, max_id, "replay", obs_.replay_dtype, obs_.replay_max_id);
     }
     if (max_id > obs_.snapshot_max_id) {
-      AddPlain(Invariant::kDtype, -1, -1,
-           "expert id " + std::to_string(max_id) + " does not fit the snapshot dtype " +
-               obs_.snapshot_dtype + " (max " + std::to_string(obs_.snapshot_max_id) + ")");
+      AddDtype(DtypeBuffer::kSnapshot, max_id, "snapshot", obs_.snapshot_dtype,
+               obs_.snapshot_max_id);
     }
+  }
+
+  void AddDtype(DtypeBuffer buffer, int64_t max_id, const std::string& what,
+                const std::string& dtype, int64_t dtype_max) {
+    Violation v;
+    v.invariant = Invariant::kDtype;
+    v.dtype = buffer;
+    v.message = "expert id " + std::to_string(max_id) + " does not fit the " + what + " dtype " +
+                dtype + " (max " + std::to_string(dtype_max) + ")";
+    Add(std::move(v));
   }
 
   const Case& c_;

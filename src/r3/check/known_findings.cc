@@ -11,37 +11,67 @@ bool InternalSp(const Case& c) {
   return c.config.dispatch == Dispatch::kInternal && model::SpEnabled(c.config);
 }
 
+const sut::RankObservation& Rank(const Case& c, const sut::Observation& obs, int64_t d,
+                                 int64_t t) {
+  return obs.ranks[static_cast<size_t>(d * c.config.tp + t)];
+}
+
+// DP rank d's own rows, the capture every one of its TP ranks must make.
+RowRuns OwnRows(const Case& c, int64_t d) {
+  RowRuns rows;
+  AppendRun(rows, {d, 0, c.step.padded[static_cast<size_t>(d)]});
+  return rows;
+}
+
 // Under SP with internal dispatch a DP rank with one row (a decode step)
 // has shards of one row: TP rank 0 holds the token, the others a padding
 // row. n == L == 1 matches the `local` branch (or `naive-dp` when every
 // other DP rank is empty) before `sp-tp-gather`, so no TP all-gather runs
-// and TP ranks > 0 capture their padding row.
+// and TP ranks > 0 capture their padding row. Matched on the rank's shape
+// (TP rank > 0, N[d] == 1, that branch, no error, exactly one SP padding
+// row captured), so the same invariant failing for another cause is not
+// taken for it.
+bool PadRowTakenForBatch(const Case& c, const sut::Observation& obs, int64_t d, int64_t t) {
+  if (d < 0 || t <= 0 || d >= c.config.dp || t >= c.config.tp) return false;
+  const sut::RankObservation& r = Rank(c, obs, d, t);
+  return c.step.padded[static_cast<size_t>(d)] == 1 && r.n == 1 && r.error.empty() &&
+         r.stray_rows == 0 &&
+         (r.branch == sut::Branch::kLocal || r.branch == sut::Branch::kNaiveDp) &&
+         r.captured.size() == 1 && r.captured[0].is_pad() && r.captured[0].count == 1;
+}
+
 bool ShardTakenForBatch(const Case& c, const sut::Observation& obs, const Violation& v) {
-  if (!InternalSp(c)) return false;
-  auto coincidental = [&](int64_t d, int64_t t) {
-    const sut::RankObservation& r = obs.ranks[static_cast<size_t>(d * c.config.tp + t)];
-    return t > 0 && c.step.padded[static_cast<size_t>(d)] == 1 &&
-           (r.branch == sut::Branch::kLocal || r.branch == sut::Branch::kNaiveDp);
-  };
+  if (!InternalSp(c) || obs.ranks.size() != static_cast<size_t>(c.config.dp * c.config.tp)) {
+    return false;
+  }
   switch (v.invariant) {
     case Invariant::kRowsExact:
     case Invariant::kTpAgree:
-      return coincidental(v.dp, v.tp);
-    case Invariant::kConcatGlobal:
+      return PadRowTakenForBatch(c, obs, v.dp, v.tp);
+    case Invariant::kConcatGlobal: {
+      // Explained only when every DP rank's capture on this TP rank is
+      // either right or this finding's padding row.
+      bool any = false;
       for (int64_t d = 0; d < c.config.dp; ++d) {
-        if (coincidental(d, v.tp)) return true;
+        if (PadRowTakenForBatch(c, obs, d, v.tp)) {
+          any = true;
+        } else if (v.tp < 0 || Rank(c, obs, d, v.tp).captured != OwnRows(c, d)) {
+          return false;
+        }
       }
-      return false;
+      return any;
+    }
     default:
       return false;
   }
 }
 
 // The monolithic kernel's replay buffer is int16: expert ids past 32767
-// wrap. Only models with more than 32768 experts are affected.
+// wrap. Only models with more than 32768 experts are affected; the snapshot
+// dtype is not part of this finding.
 bool ReplayInt16Overflow(const Case& c, const sut::Observation& obs, const Violation& v) {
-  return v.invariant == Invariant::kDtype && c.config.num_experts - 1 > obs.replay_max_id &&
-         obs.replay_dtype == "int16" && v.message.find("replay dtype") != std::string::npos;
+  return v.invariant == Invariant::kDtype && v.dtype == DtypeBuffer::kReplay &&
+         obs.replay_dtype == "int16" && c.config.num_experts > 32768;
 }
 
 constexpr std::array<KnownFinding, 2> kFindings = {{

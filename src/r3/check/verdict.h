@@ -26,6 +26,10 @@ inline constexpr int kNumInvariants = 7;
 
 std::string_view InvariantName(Invariant inv);
 
+// Which buffer's dtype a kDtype violation is about. Known findings match on
+// this, never on the message text.
+enum class DtypeBuffer { kNone, kReplay, kSnapshot };
+
 struct Violation {
   Invariant invariant = Invariant::kRowsExact;
   int64_t dp = -1;  // -1: not tied to one DP rank
@@ -34,6 +38,7 @@ struct Violation {
   bool has_rows = false;  // captured/expected below are meaningful
   RowRuns captured;
   RowRuns expected;
+  DtypeBuffer dtype = DtypeBuffer::kNone;  // set on kDtype violations only
 };
 
 struct Verdict {
