@@ -262,6 +262,18 @@ class Post50874Test(AdapterTestBase):
         for r in res:
             self.assert_ranks(r, {0: [R(0, 0, 300)], 1: [R(1, 0, 200)]})
 
+    def test_decode_shortcuts_agree_with_digit_by_digit_decoding(self):
+        big = make_case(3, 2, [300, 0, 45], [R(0, 0, 300), R(2, 0, 45)], local_sizes=[150, 150, 0, 0, 23, 23])
+        cases = [EAGER_SP, GRAPH_DECODE, GRAPH_8, INTERNAL_SP, NON_SP_NAIVE, SINGLE_DP, big]
+        for name in ("post50874", "no-sp-trim", "shard-start-without-s", "no-tp-gather", "garbage-writes"):
+            with self.subTest(fixture=name):
+                _, fast = self.run_cases(fixture(name), cases)
+                _, slow = self.run_cases(fixture(name), cases, env={"R3_ADAPTER_SLOW": "1"})
+                self.assertEqual(fast, slow)
+        # garbage-writes (the last one run): two corrupt rows per DP rank that has rows
+        self.assertEqual([(r["captured"], r["undecodable"]) for r in slow[6]["ranks"]][::2],
+                         [([R(0, 2, 298)], 2), ([], 0), ([R(2, 2, 43)], 2)])
+
     def test_buffer_is_cleared_between_captures(self):
         # The same capturers (same shape) see 8 rows, then 1: no leftover rows.
         _, res = self.run_cases(fixture("post50874"), [GRAPH_8, GRAPH_DECODE, GRAPH_8])
