@@ -8,7 +8,9 @@
 Starts the adapter (one process, CPU unless --device cuda), sends --batches
 run requests of --cases generated cases each, and prints
 {"rank_captures_per_s", "cases", "ranks", "seconds", ...}. The clock runs from
-the first run request to the last reply (start-up and hello excluded).
+the first run request to the last reply (start-up and hello excluded);
+"rank_captures_per_cpu_s" divides by the adapter's CPU time instead (steadier
+on a shared machine).
 
 The rank run lists are built here from the spec's dispatch rules
 (shared/spec/vllm-routing-replay.md sections 3-4), kept simple: EP on or off,
@@ -104,6 +106,16 @@ def gen_cases(rng, count, dp, tp, m, dist):
     return out
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process (Linux), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", default=str(ROOT / "tests" / "engines" / "fixtures" / "post50874"))
@@ -140,6 +152,7 @@ def main():
     payloads = [json.dumps({"type": "run", "id": i, "cases": [c for c, _ in b]}, separators=(",", ":")) for i, b in enumerate(batches)]
     ranks = 0
     checked = 0
+    cpu0 = cpu_seconds(proc.pid)
     start = time.perf_counter()
     replies = []
     for payload in payloads:
@@ -147,6 +160,8 @@ def main():
         proc.stdin.flush()
         replies.append(json.loads(proc.stdout.readline()))
     seconds = time.perf_counter() - start
+    cpu1 = cpu_seconds(proc.pid)
+    cpu = None if cpu0 is None or cpu1 is None else cpu1 - cpu0
     proc.stdin.write('{"type":"bye"}\n')
     proc.stdin.close()
     proc.wait()
@@ -162,7 +177,9 @@ def main():
                 checked += 1
     print(json.dumps({
         "rank_captures_per_s": round(ranks / seconds, 1), "cases": args.batches * args.cases, "ranks": ranks,
-        "seconds": round(seconds, 3), "checked_ranks": checked, "tokens": args.tokens, "dp": args.dp, "tp": args.tp,
+        "seconds": round(seconds, 3),
+        "rank_captures_per_cpu_s": None if not cpu else round(ranks / cpu, 1), "adapter_cpu_s": cpu,
+        "checked_ranks": checked, "tokens": args.tokens, "dp": args.dp, "tp": args.tp,
         "max_tokens": args.max_tokens, "source": hello["source"], "interface": hello["interface"],
         "device": hello["device"],
     }))

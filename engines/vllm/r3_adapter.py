@@ -43,6 +43,7 @@ import logging
 import pathlib
 import re
 import select
+import tempfile
 import types
 
 PROTOCOL = 1
@@ -1111,6 +1112,18 @@ def _value_of_row(row, B):
     return v
 
 
+def _same(a, b):
+    """torch.equal, on 8-byte words where the layout allows (faster)."""
+    if a.shape != b.shape:
+        return False
+    try:
+        if a.shape[-1] * a.element_size() % 8 == 0 and a.dtype is b.dtype:
+            return torch.equal(a.view(torch.int64), b.view(torch.int64))
+    except RuntimeError:
+        pass
+    return torch.equal(a, b)
+
+
 def _ndigits(B, maxv):
     n = 1
     while B ** n <= maxv and n < ENCODING_WIDTH:
@@ -1153,7 +1166,7 @@ def decode(buf, case, candidates):
     if first is not None and first + p - 1 <= case.total and case.pad_v < TABLE_ROWS:
         # Consecutive tokens (the usual capture): compare with the table.
         table = TABLES.get(B, buf.device, case.pad_v + 1, buf.dtype)
-        if torch.equal(prefix, table[first: first + p]):
+        if _same(prefix, table[first: first + p]):
             return _token_range_runs(case, first, p), stray, 0
     if first is not None and not SLOW:
         for get, runs in candidates:
@@ -1163,7 +1176,7 @@ def decode(buf, case, candidates):
             tensor = get(buf.dtype)
             if tensor.dim() != 2 or tensor.shape[1] != prefix.shape[1] or s + p > tensor.shape[0]:
                 continue
-            if torch.equal(prefix, tensor[s: s + p]):
+            if _same(prefix, tensor[s: s + p]):
                 return _slice_runs(runs, s, s + p), stray, 0
     # Full decode.
     maxv = case.pad_v
@@ -1236,10 +1249,11 @@ def _runs_from_values(v, case):
 
 
 class _Entry:
-    __slots__ = ("cap", "buf", "dirty", "nbytes", "error")
+    __slots__ = ("cap", "buf", "cfg", "dirty", "nbytes", "error")
 
-    def __init__(self, cap, buf, error=None):
+    def __init__(self, cap, buf, cfg, error=None):
         self.cap = cap
+        self.cfg = cfg
         self.buf = buf
         self.dirty = False
         self.error = error
@@ -1272,10 +1286,10 @@ class Engine:
             buf = find_buffer(cap)
             if buf.dim() != 3:
                 raise ValueError(f"capturer buffer has shape {tuple(buf.shape)}, expected (tokens, layers, {ENCODING_WIDTH})")
-            e = _Entry(cap, buf)
+            e = _Entry(cap, buf, cfg)
             e.dirty = True
         except Exception as ex:
-            e = _Entry(None, None, error={"type": type(ex).__name__, "message": "building the capturer: " + _one_line(ex)})
+            e = _Entry(None, None, cfg, error={"type": type(ex).__name__, "message": "building the capturer: " + _one_line(ex)})
         self.cache[key] = e
         self.cache_bytes += e.nbytes
         while len(self.cache) > LRU_ENTRIES or (self.cache_bytes > LRU_BYTES and len(self.cache) > 1):
@@ -1290,7 +1304,9 @@ class Engine:
             if e.cap is not None:
                 _cleanup_capturer(e.cap)
         self.cache.clear()
-        for pattern in (f"/dev/shm/*{self.instance_prefix}_*", f"/tmp/*{self.instance_prefix}_*"):
+        # Shared memory and lock files named from our instance ids.
+        tmp = tempfile.gettempdir()
+        for pattern in (f"/dev/shm/*{self.instance_prefix}_*", os.path.join(tmp, f"*{self.instance_prefix}_*")):
             for p in glob.glob(pattern):
                 try:
                     os.unlink(p)
@@ -1299,7 +1315,8 @@ class Engine:
 
     # -- one rank --
     def run_rank(self, case, d, t, group):
-        """Runs one capture. Returns ('stop', tensor) or ('done', result dict)."""
+        """Runs one capture: ("stop", input, result) when it stopped at an
+        emulated all-gather, else ("done", None, result)."""
         r = d * case.T + t
         runs = case.runs[r]
         n = sum(c for _, _, c in runs)
@@ -1313,7 +1330,7 @@ class Engine:
             if entry.error is not None:
                 res["error"] = dict(entry.error)
             else:
-                CUR.config = None
+                CUR.config = entry.cfg
                 if entry.dirty:
                     entry.buf.zero_()
                     entry.dirty = False
