@@ -65,6 +65,49 @@ TEST(MutantsTest, LegacySizingFailsTheWarmup) {
   EXPECT_NE(std::find(killed.begin(), killed.end(), "tp2-dp2-warmup"), killed.end());
 }
 
+// Invariant 2 (capturer-holds) cannot fail on a valid case unless the
+// capturer buffer is sized wrong: this mutant is what makes it fire.
+TEST(MutantsTest, CapturerRowsPerShardViolatesCapturerHolds) {
+  const SutOptions mutated{.mutants = MutantSet(Mutant::kCapturerRowsPerShard)};
+  const Case warmup = LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
+                                   "/seeds/tp2-dp2-warmup-odd-m.r3case");  // M = 7, T = 2
+  const check::CaseResult r = check::RunCase(warmup, mutated);
+  EXPECT_EQ(r.observation.capturer_rows, 4);
+  ASSERT_TRUE(r.verdict.Violates(check::Invariant::kCapturerHolds));
+  EXPECT_EQ(r.verdict.violations[0].invariant, check::Invariant::kCapturerHolds);
+  EXPECT_EQ(r.verdict.violations[0].dp, 0);
+  EXPECT_EQ(r.verdict.violations[1].invariant, check::Invariant::kCapturerHolds);
+  EXPECT_EQ(r.verdict.violations[1].dp, 1);
+  EXPECT_NE(r.observation.ranks[0].error.find("capturer buffer of 4 rows"), std::string::npos)
+      << r.observation.ranks[0].error;
+  // A rank with at most cdiv(M, T) rows still fits; TP 1 is unaffected.
+  Case small = warmup;
+  small.step.tokens = small.step.padded = {4, 4};
+  EXPECT_TRUE(check::RunCase(small, mutated).verdict.ok());
+  Case tp1 = warmup;
+  tp1.config.tp = 1;
+  EXPECT_TRUE(check::RunCase(tp1, mutated).verdict.ok());
+}
+
+// The capturer allocates its own buffer: an engine SUT's is the engine's,
+// so the mutant does not resize it (and the CLI refuses it with an engine).
+TEST(MutantsTest, CapturerRowsPerShardLeavesAnExternalSutsBufferAlone) {
+  class NoEngine : public ExternalSut {
+   public:
+    std::vector<Observation> Run(std::span<const Case>, const SutOptions&) override { return {}; }
+    std::string Label() const override { return "none"; }
+    std::string Id() const override { return "none"; }
+  };
+  const Case warmup = LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
+                                   "/seeds/tp2-dp2-warmup-odd-m.r3case");
+  SutOptions options{.mutants = MutantSet(Mutant::kCapturerRowsPerShard)};
+  const DispatchPlan plan = PlanDispatch(warmup, options.mutants);
+  EXPECT_EQ(ObserveDispatch(warmup, options, plan).capturer_rows, 4);
+  options.external = std::make_shared<NoEngine>();
+  EXPECT_EQ(ObserveDispatch(warmup, options, plan).capturer_rows, 7);
+  EXPECT_TRUE(GetMutantInfo(Mutant::kCapturerRowsPerShard).host_capture);
+}
+
 TEST(MutantsTest, EquivalentMutantNeverChangesAVerdict) {
   for (const MutantInfo& m : MutantCatalogue()) {
     if (!m.equivalent) continue;

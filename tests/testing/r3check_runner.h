@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -27,8 +29,11 @@ inline std::string Slurp(const std::string& path) {
   return s.str();
 }
 
+// A path in the temp folder that no other test process uses: the e2e test
+// binaries run in parallel and must not share scratch files.
 inline std::string TempPath(const std::string& name) {
-  return (::testing::TempDir().empty() ? std::string("/tmp/") : ::testing::TempDir()) + name;
+  return (::testing::TempDir().empty() ? std::string("/tmp/") : ::testing::TempDir()) +
+         "r3e2e-" + std::to_string(getpid()) + "-" + name;
 }
 
 // Runs `r3check ARGS` (ARGS is shell text) in `dir`, with `stdin_text` as

@@ -35,6 +35,12 @@ constexpr std::array<MutantInfo, static_cast<size_t>(Mutant::kCount)> kCatalogue
     {Mutant::kSpTpGatherNoTrim, "sp-tp-gather-no-trim",
      "sp-tp-gather keeps all T*cdiv(L,T) TP-gathered rows, SP padding included, instead of L",
      false, false, true},
+    // The capturer allocates its own buffer, so an engine SUT's buffer is the
+    // engine's: ObserveDispatch sizes it this way for the built-in SUT only.
+    {Mutant::kCapturerRowsPerShard, "capturer-rows-per-shard",
+     "the capturer buffer holds cdiv(M, T) rows (one TP shard's count) instead of M; a rank "
+     "with L > cdiv(M, T) rows overflows it (built-in SUT only: an engine allocates its own)",
+     false, false, true},
     {Mutant::kGpuLayerStride, "gpu-layer-stride",
      "GPU capture copy uses top_k instead of num_layers*top_k as the row stride", false, true},
     {Mutant::kGpuGatherReversed, "gpu-gather-reversed",

@@ -24,6 +24,7 @@ enum class Mutant {
   kSnapshotInt8,
   kSpGatherDpGroup,
   kSpTpGatherNoTrim,
+  kCapturerRowsPerShard,
   // Data-movement mistakes only the GPU path can show.
   kGpuLayerStride,
   kGpuGatherReversed,

@@ -63,6 +63,7 @@ class Step {
     IndexRoutedTensors();
 
     Observation obs = ObserveDispatch(c_, opt_, plan_);
+    capturer_rows_ = obs.capturer_rows;
     for (int64_t d = 0; d < cfg_.dp; ++d) {
       for (int64_t t = 0; t < cfg_.tp; ++t) Capture(obs.ranks[Index(d, t)]);
       CheckTpCollective(obs, d);
@@ -154,11 +155,10 @@ class Step {
   void Write(RankObservation& r, const RowTensor& topk, int64_t start, int64_t end) const {
     RowRuns rows = topk.Slice(start, end);
     const int64_t len = TotalRows(rows);
-    if (len > cfg_.max_num_batched_tokens) {
+    if (len > capturer_rows_) {
       r.branch = Branch::kError;
       r.error = "IndexError: capture of " + std::to_string(len) +
-                " rows into a capturer buffer of " +
-                std::to_string(cfg_.max_num_batched_tokens) + " rows";
+                " rows into a capturer buffer of " + std::to_string(capturer_rows_) + " rows";
       return;
     }
     r.captured = std::move(rows);
@@ -190,6 +190,7 @@ class Step {
   const SutOptions& opt_;
   const MutantSet& mut_;
   const DispatchPlan plan_;
+  int64_t capturer_rows_ = 0;  // the buffer Write() fills, as the observation reports it
   std::vector<int64_t> num_tokens_;
   std::vector<int64_t> prefix_tokens_;
   std::vector<int64_t> prefix_local_{0};
@@ -238,7 +239,11 @@ Observation ObserveDispatch(const Case& c, const SutOptions& options, const Disp
   obs.local_sizes = plan.local_sizes;
   obs.policy = std::string(PolicyName(options.policy));
   obs.replay_rows = ReplayBufferRows(cfg, options.policy, options.mutants);
-  obs.capturer_rows = cfg.max_num_batched_tokens;
+  // The capturer's device buffer: (M, num_layers, top_k). An engine SUT's
+  // capturer allocates its own, so the mutant applies to the built-in SUT only.
+  obs.capturer_rows = options.mutants.has(Mutant::kCapturerRowsPerShard) && !options.external
+                          ? CeilDiv(cfg.max_num_batched_tokens, cfg.tp)
+                          : cfg.max_num_batched_tokens;
   obs.replay_dtype = "int16";
   obs.replay_max_id = 32767;
   SetSnapshotDtype(cfg, options.mutants, obs);
