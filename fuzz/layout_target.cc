@@ -4,6 +4,7 @@
 // violation no known finding explains prints the verdict and the case in the
 // r3case format, then aborts, so the crash file minimizes with
 // `r3check minimize`.
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_sut.h"
+#include "fuzz/replay_hooks.h"
 #include "r3/case/case_format.h"
 #include "r3/check/report.h"
 #include "r3/check/run_case.h"
@@ -29,6 +31,10 @@ r3::sut::SutOptions& Options() {
 }
 
 }  // namespace
+
+extern "C" {
+volatile std::sig_atomic_t r3_fuzz_finding = 0;
+}
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   Options() = r3::fuzz::SutOptionsFromEnvAndArgs(*argc, *argv);
@@ -50,6 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string printed = r3::PrintCase(c);
     std::fprintf(stderr, "r3 fuzz: unexplained invariant violation\n%s--- case ---\n%s------------\n",
                  verdict.c_str(), printed.c_str());
+    r3_fuzz_finding = 1;  // the abort is a finding, not a crash (replay_hooks.h)
     std::abort();
   }
   return 0;

@@ -69,7 +69,7 @@ if [[ ! -f $build/build.ninja ]]; then
     -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 fi
 log "building ${target}_fuzzer and r3check in $build"
-ninja -C "$build" "fuzz/${target}_fuzzer" fuzz/layout_replay src/r3check >/dev/null
+ninja -C "$build" "fuzz/${target}_fuzzer" fuzz/layout_replay fuzz/parser_replay src/r3check >/dev/null
 fuzzer=$build/fuzz/${target}_fuzzer
 r3check=$build/src/r3check
 
@@ -194,6 +194,14 @@ merge_corpus() {
     "$build/fuzz/layout_replay" --list-invalid "$corpus.merge-new" | while IFS= read -r bad; do
       [[ -e $corpus/$(basename "$bad") ]] || rm -f "$bad"
     done
+  fi
+  # The parser corpus's replay checks each input's accept/reject verdict
+  # against corpus/fuzz-parser-expect.txt: record the new inputs' verdicts
+  # (recorded ones never change; a changed one fails here and in CI).
+  if [[ $target == parser && $corpus == "$root/corpus/fuzz-parser" ]]; then
+    "$build/fuzz/parser_replay" --update-expect="$root/corpus/fuzz-parser-expect.txt" \
+      "$corpus.merge-new" >>"$state/merge.log" 2>&1 ||
+      log "parser verdicts changed for recorded inputs: see $state/merge.log"
   fi
   touch "$corpus.merge-done"
   mv "$corpus" "$corpus.merge-old"
