@@ -413,6 +413,23 @@ class _Platform:
 
 current_platform = _Platform()
 
+
+# KV-cache config, for capturers that key their routing data by the
+# full-attention KV-cache group (some post-#50874 forks take it in __init__).
+class _FullAttentionSpec:
+    block_size = 16
+
+
+def is_full_attention_spec(spec):
+    return isinstance(spec, _FullAttentionSpec)
+
+
+def make_kv_cache_config(M):
+    group = types.SimpleNamespace(kv_cache_spec=_FullAttentionSpec(), layer_names=["r3check.attn"])
+    return types.SimpleNamespace(
+        kv_cache_groups=[group], num_blocks=cdiv(max(M, 1), _FullAttentionSpec.block_size) + 1, kv_cache_tensors=[]
+    )
+
 # Names the capturer module may bind from vLLM, mapped to the adapter's own.
 KNOWN = {
     "get_forward_context": get_forward_context,
@@ -433,6 +450,7 @@ KNOWN = {
     "get_current_vllm_config": get_current_vllm_config,
     "current_platform": current_platform,
     "init_logger": init_logger,
+    "is_full_attention_spec": is_full_attention_spec,
 }
 _DIST_NAMES = [
     "get_tp_group", "get_dp_group", "get_ep_group", "get_pp_group", "get_pcp_group", "get_dcp_group",
@@ -449,9 +467,11 @@ MODULE_NAMES = {
     "vllm.config": ["get_current_vllm_config"],
     "vllm.config.vllm": ["get_current_vllm_config"],
     "vllm.logger": ["init_logger"],
+    "vllm.v1.kv_cache_interface": ["is_full_attention_spec"],
 }
 EXTRA_ATTRS = {
     "vllm.forward_context": {"ForwardContext": _ForwardContext, "DPMetadata": _DPMetadata},
+    "vllm.v1.kv_cache_interface": {"FullAttentionSpec": _FullAttentionSpec},
     "vllm.utils": {"cdiv": cdiv, "round_up": round_up},
     "vllm.utils.math_utils": {"cdiv": cdiv, "round_up": round_up},
     "vllm": {"__version__": "unknown"},
@@ -526,6 +546,14 @@ class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def _install_torch_standins():
+    # torch < 2.3 has no unsigned 16/32/64-bit dtypes, which capturer
+    # modules name at construction (e.g. to pick a snapshot dtype by
+    # num_experts). The next wider signed dtype stands in, so such a module
+    # still builds; a buffer made with it reports that dtype.
+    for name, wider in (("uint16", "int32"), ("uint32", "int64"), ("uint64", "int64")):
+        if not hasattr(torch, name):
+            setattr(torch, name, getattr(torch, wider))
+            log.info("torch %s has no torch.%s: torch.%s stands in", torch.__version__, name, wider)
     lib = torch.library
     if not hasattr(lib, "custom_op"):
 
@@ -717,6 +745,7 @@ _PARAM_VALUES = {
     "config": lambda M, cfg: cfg,
     "model_config": lambda M, cfg: cfg.model_config,
     "parallel_config": lambda M, cfg: cfg.parallel_config,
+    "kv_cache_config": lambda M, cfg: make_kv_cache_config(M),
 }
 
 
@@ -746,7 +775,7 @@ class Interface:
         self.cls = cls
         known = " or ".join(
             [
-                "RoutedExpertsCapturer(max_num_batched_tokens, vllm_config)",
+                "RoutedExpertsCapturer(max_num_batched_tokens, vllm_config[, kv_cache_config])",
                 "RoutedExpertsCapturer.create() + init_buffer(max_num_batched_tokens, max_num_kv_tokens, vllm_config)",
             ]
         )
@@ -1423,7 +1452,7 @@ class Engine:
 
 
 def _case_result(case, ranks, collective):
-    dtype = "unknown"
+    dtype = None  # no capturer could be built for this case
     for r in ranks:
         if "_dtype" in r:
             dtype = r["_dtype"]

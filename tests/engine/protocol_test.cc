@@ -75,6 +75,15 @@ TEST(ProtocolTest, AGoodReplyParses) {
   EXPECT_FALSE(replies[0].ranks[2].error.has_value());
 }
 
+TEST(ProtocolTest, ANullBufferDtypeMeansNoCapturerWasBuilt) {
+  json r = GoodReply();
+  r["cases"][0]["buffer_dtype"] = nullptr;
+  const std::vector<Case> cases = {MakeCase({.tokens = {5, 3}})};
+  EXPECT_EQ(ParseRunReply(r.dump(), 3, cases)[0].buffer_dtype, "");
+  r["cases"][0]["buffer_dtype"] = 16;
+  EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].buffer_dtype: expected a string");
+}
+
 TEST(ProtocolTest, EveryMalformedFieldIsNamed) {
   json r = GoodReply();
   r["id"] = 4;

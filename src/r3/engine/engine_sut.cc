@@ -3,6 +3,7 @@
 #include <array>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 
 #include "r3/case/checked_math.h"
@@ -60,16 +61,22 @@ sut::Observation ToObservation(const Case& c, const sut::DispatchPlan& plan,
                                const sut::SutOptions& options, const CaseReply& reply,
                                size_t index) {
   sut::Observation obs = sut::ObserveDispatch(c, options, plan);
-  const DtypeInfo* dtype = nullptr;
-  for (const DtypeInfo& d : kDtypes) {
-    if (d.name == reply.buffer_dtype) dtype = &d;
-  }
   const std::string at = "cases[" + std::to_string(index) + "]";
-  if (dtype == nullptr) {
-    throw ProtocolError(at + ".buffer_dtype: unknown dtype '" + reply.buffer_dtype + "'");
+  if (reply.buffer_dtype.empty()) {
+    // No buffer, so no dtype to judge; the ranks' errors say why.
+    obs.snapshot_dtype = "none";
+    obs.snapshot_max_id = std::numeric_limits<int64_t>::max();
+  } else {
+    const DtypeInfo* dtype = nullptr;
+    for (const DtypeInfo& d : kDtypes) {
+      if (d.name == reply.buffer_dtype) dtype = &d;
+    }
+    if (dtype == nullptr) {
+      throw ProtocolError(at + ".buffer_dtype: unknown dtype '" + reply.buffer_dtype + "'");
+    }
+    obs.snapshot_dtype = std::string(dtype->name);
+    obs.snapshot_max_id = dtype->max_id;
   }
-  obs.snapshot_dtype = std::string(dtype->name);
-  obs.snapshot_max_id = dtype->max_id;
   for (size_t i = 0; i < obs.ranks.size(); ++i) {
     sut::RankObservation& r = obs.ranks[i];
     const RankReply& e = reply.ranks[i];

@@ -174,7 +174,10 @@ std::vector<CaseReply> ParseRunReply(const std::string& line, int64_t id,
     if (reply.collective != "emulated" && reply.collective != "real") {
       throw ProtocolError(at + ".collective: '" + reply.collective + "' is not emulated | real");
     }
-    reply.buffer_dtype = Str(jcases[i], at, "buffer_dtype");
+    // null: the engine could not build a capturer for this case (every rank
+    // then reports the error).
+    const json& dtype = Field(jcases[i], at, "buffer_dtype");
+    reply.buffer_dtype = dtype.is_null() ? "" : Str(jcases[i], at, "buffer_dtype");
     const auto ranks = static_cast<size_t>(c.config.dp * c.config.tp);
     const json& jranks = Array(jcases[i], at, "ranks", ranks);
     reply.ranks.resize(ranks);

@@ -49,7 +49,7 @@ struct RankReply {
 
 struct CaseReply {
   std::string collective;  // emulated | real
-  std::string buffer_dtype;
+  std::string buffer_dtype;  // empty: no capturer could be built
   std::vector<RankReply> ranks;
 };
 
