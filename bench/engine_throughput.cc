@@ -7,6 +7,7 @@
 //       [--engine-launch none|torchrun] [--nproc N] [--engine-device cpu|cuda]
 //       [--label NAME] [--json FILE]
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -51,8 +52,8 @@ int main(int argc, char** argv) {
   std::string label = "engine";
   std::string json_path;
   r3::engine::LaunchOptions launch;
-  launch.adapters_dir = R3CHECK_SOURCE_ENGINES;
-  launch.timeout_ms = 600000;
+  const char* engines_env = std::getenv("R3_ENGINES_DIR");
+  launch.adapters_dir = engines_env != nullptr && *engines_env ? engines_env : R3CHECK_SOURCE_ENGINES;
   app.add_option("--sut", sut, "engine SUT: vllm:PATH | exec:CMD")->required();
   app.add_option("--cases", cases, "generated cases");
   app.add_option("--seed", seed, "sampler seed");
@@ -60,9 +61,12 @@ int main(int argc, char** argv) {
   app.add_option("--engine-launch", launch.launch, "none | torchrun");
   app.add_option("--nproc", launch.nproc, "torchrun processes");
   app.add_option("--engine-device", launch.device, "cpu | cuda");
+  double timeout_s = 600;
+  app.add_option("--engine-timeout", timeout_s, "seconds per request");
   app.add_option("--label", label, "name of this run in the JSON");
   app.add_option("--json", json_path, "also write the result here");
   CLI11_PARSE(app, argc, argv);
+  launch.timeout_ms = static_cast<int64_t>(timeout_s * 1000);
 
   r3::sample::CaseSampler sampler(seed);
   std::vector<r3::Case> batch;
