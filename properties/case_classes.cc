@@ -22,13 +22,23 @@ constexpr std::array<ClassFloor, 14> kFloors = {{
     {"dispatch:internal-sp", 0.05},
     {"sp-padding", 0.12},
     {"ragged", 0.15},
-    {"graph-padded", 0.12},
+    {"graph-padded", 0.11},
     {"zero-token-rank", 0.15},
     {"warmup", 0.08},
     {"decode", 0.07},
     {"not-divisible-tp", 0.25},
     {"experts-uint8-edge", 0.13},
     {"experts-past-int16", 0.05},
+}};
+
+// Floors for kRareClassCases cases, with the same margins (share >= 2.5x
+// floor, > 7 standard deviations above it at that count).
+constexpr std::array<ClassFloor, 5> kRareFloors = {{
+    {"lone-token", 0.024},
+    {"lone-token:naive-ep-sp", 0.008},
+    {"lone-token:naive-dp", 0.0085},
+    {"lone-token:internal-sp", 0.0035},
+    {"lone-token:internal", 0.0035},
 }};
 
 }  // namespace
@@ -72,10 +82,17 @@ std::vector<std::string> CaseClasses(const Case& c) {
   }
   if (cfg.num_experts > 128 && cfg.num_experts <= 256) out.push_back("experts-uint8-edge");
   if (cfg.num_experts > 32768) out.push_back("experts-past-int16");
+  if (cfg.dp > 1 && std::count(s.padded.begin(), s.padded.end(), 1) == 1 &&
+      all([](int64_t t, int64_t n) { return t == n && n <= 1; })) {
+    out.push_back("lone-token");
+    out.push_back("lone-token:" + std::string(DispatchClass(c).substr(9)));  // after "dispatch:"
+  }
   return out;
 }
 
 std::span<const ClassFloor> ClassFloors() { return kFloors; }
+
+std::span<const ClassFloor> RareClassFloors() { return kRareFloors; }
 
 void ClassifyForRapidCheck(const Case& c) {
   for (const std::string& name : CaseClasses(c)) RC_CLASSIFY(true, name);

@@ -18,7 +18,9 @@ std::string_view DispatchClass(const Case& c);
 
 // Every class `c` belongs to: its dispatch class plus any of "sp-padding",
 // "ragged", "uniform", "graph-padded", "zero-token-rank", "warmup", "decode",
-// "not-divisible-tp", "experts-uint8-edge", "experts-past-int16".
+// "not-divisible-tp", "experts-uint8-edge", "experts-past-int16", and for a
+// lone token (DP > 1, one rank with tokens = padded = 1, the others 0)
+// "lone-token" and "lone-token:<dispatch path>" ("lone-token:internal-sp").
 std::vector<std::string> CaseClasses(const Case& c);
 
 struct ClassFloor {
@@ -26,7 +28,14 @@ struct ClassFloor {
   double min_fraction;  // of all generated cases
 };
 
+// Checked over the all-invariants property's 1000 cases.
 std::span<const ClassFloor> ClassFloors();
+
+// Classes too rare for 1000 cases to measure (the lone token under each
+// dispatch path, about 1-2% each): checked over kRareClassCases generated
+// cases that are classified but not judged.
+inline constexpr int kRareClassCases = 20000;
+std::span<const ClassFloor> RareClassFloors();
 
 // Tags the current RapidCheck case with CaseClasses(c) (RC_CLASSIFY).
 void ClassifyForRapidCheck(const Case& c);

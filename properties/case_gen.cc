@@ -239,6 +239,14 @@ rc::Gen<Step> GenStepOfKind(const Config& config, StepKind kind) {
                         return s;
                       });
     }
+    case StepKind::kLoneToken:
+      // A lone decode request: where n == L == 1 and n == sum(N) make the
+      // capture branches match by coincidence. The lone rank shrinks to 0.
+      return gen::map(Range(0, dp - 1), [dp](I lone) {
+        std::vector<I> tokens(static_cast<size_t>(dp), 0);
+        tokens[static_cast<size_t>(lone)] = 1;
+        return Eager(std::move(tokens));
+      });
   }
   return gen::map(PerRank(dp, GenCount(m)), Eager);
 }
@@ -251,7 +259,8 @@ rc::Gen<Step> GenStep(const Config& config) {
                                       {3, of(StepKind::kWarmup)},
                                       {1, of(StepKind::kZeroRanks)},
                                       {2, of(StepKind::kNotDivisibleTp)},
-                                      {1, of(StepKind::kRaggedPadded)}}));
+                                      {1, of(StepKind::kRaggedPadded)},
+                                      {1, of(StepKind::kLoneToken)}}));
 }
 
 rc::Gen<Config> GenConfig() {

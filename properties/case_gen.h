@@ -44,6 +44,7 @@ enum class StepKind {
   kZeroRanks,      // some ranks without tokens
   kNotDivisibleTp, // counts k*T + r, 0 < r < T
   kRaggedPadded,   // eager DP step where each rank rounds up on its own
+  kLoneToken,      // one DP rank with a single token, every other rank idle
 };
 
 // vLLM's default CUDA-graph capture size at or above `tokens`, when there

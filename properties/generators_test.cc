@@ -3,6 +3,7 @@
 // step shape and class shows up.
 #include "properties/case_gen.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -44,7 +45,7 @@ RC_GTEST_PROP(Generators, ConfigurationsStayInTheSpecRanges, ()) {
 RC_GTEST_PROP(Generators, StepKindsHaveTheirShape, ()) {
   const Config cfg = *GenConfig();
   const int64_t m = cfg.max_num_batched_tokens;
-  const auto kind = static_cast<StepKind>(*rc::gen::inRange(0, 7));
+  const auto kind = static_cast<StepKind>(*rc::gen::inRange(0, 8));
   const Step s = *GenStepOfKind(cfg, kind);
   RC_ASSERT(ValidateCase(Case{cfg, s}).field == "");
   switch (kind) {
@@ -74,6 +75,11 @@ RC_GTEST_PROP(Generators, StepKindsHaveTheirShape, ()) {
       RC_ASSERT(s.tokens[0] == 0);
       break;
     case StepKind::kRaggedPadded:
+      break;
+    case StepKind::kLoneToken:
+      RC_ASSERT(s.padded == s.tokens);
+      RC_ASSERT(std::count(s.tokens.begin(), s.tokens.end(), 1) == 1);
+      RC_ASSERT(std::count(s.tokens.begin(), s.tokens.end(), 0) == cfg.dp - 1);
       break;
   }
 }
@@ -131,6 +137,9 @@ TEST(Generators, ProduceEveryCaseClass) {
     for (const std::string& name : CaseClasses(c)) seen.insert(name);
   }
   for (const ClassFloor& floor : ClassFloors()) {
+    EXPECT_TRUE(seen.count(std::string(floor.name))) << floor.name;
+  }
+  for (const ClassFloor& floor : RareClassFloors()) {
     EXPECT_TRUE(seen.count(std::string(floor.name))) << floor.name;
   }
   EXPECT_TRUE(seen.count("experts-past-int16"));

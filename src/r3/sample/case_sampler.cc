@@ -35,7 +35,7 @@ Case CaseSampler::Next() {
   const auto dp = static_cast<size_t>(cfg.dp);
   c.step.tokens.assign(dp, 0);
   c.step.padded.assign(dp, 0);
-  switch (Uniform(0, 4)) {
+  switch (Uniform(0, 5)) {
     case 0:  // eager, ragged
       for (size_t d = 0; d < dp; ++d) {
         c.step.tokens[d] = Chance(15) ? 0 : Uniform(0, std::min<int64_t>(m, 40));
@@ -59,6 +59,10 @@ Case CaseSampler::Next() {
       break;
     case 3:  // warmup: every rank at M
       for (size_t d = 0; d < dp; ++d) c.step.tokens[d] = c.step.padded[d] = m;
+      break;
+    case 4:  // one DP rank decodes a single token, every other rank idle
+      c.step.tokens[static_cast<size_t>(Uniform(0, cfg.dp - 1))] = 1;
+      c.step.padded = c.step.tokens;
       break;
     default:  // eager with idle ranks (dummy runs of zero tokens)
       for (size_t d = 0; d < dp; ++d) {

@@ -1,6 +1,7 @@
 // A plain seeded sampler of legal cases for `r3check verify`. It draws the
 // step shapes vLLM produces (eager ragged, CUDA-graph padded, decode, warmup,
-// zero-token ranks) from a fixed-width PRNG, so a seed gives the same cases
+// a lone token with every other DP rank idle, zero-token ranks) from a
+// fixed-width PRNG, so a seed gives the same cases
 // on every platform. The RapidCheck generators in properties/ are the
 // shrinking counterpart.
 #ifndef R3_SAMPLE_CASE_SAMPLER_H_
