@@ -1694,6 +1694,9 @@ def main(argv=None):
             except Exception as e:
                 raise Fatal(f"cannot import torch with {sys.executable}: {_exc_text(e)}")
             torch, dist = _torch, _dist
+            # Capture tensors are small: intra-op threads only add overhead
+            # (and spin on big hosts). R3_ADAPTER_THREADS overrides.
+            torch.set_num_threads(int(os.environ.get("R3_ADAPTER_THREADS", "1")))
             _init_dtype_tables()
             for n in ("uint16", "uint32", "uint64"):
                 if hasattr(torch, n):
