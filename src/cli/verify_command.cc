@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -41,6 +43,13 @@ class Verifier {
 
   int Run() {
     const std::string corpus = args_.corpus.empty() ? DefaultCorpusDir() : args_.corpus;
+    // A mistyped folder would otherwise verify nothing but generated cases
+    // and still say OK.
+    std::error_code ec;
+    if (!std::filesystem::is_directory(corpus, ec)) {
+      throw UsageError((args_.corpus.empty() ? "R3CHECK_CORPUS" : "--corpus") +
+                       std::string(": no such folder: ") + corpus);
+    }
     std::cout << "r3check verify: " << check::DescribeOptions(options_)
               << (gpu_ ? ", on the GPU path" : "") << "\n"
               << "corpus " << corpus << ", " << args_.cases << " generated cases, seed "
@@ -172,6 +181,22 @@ class Verifier {
   int64_t failures_ = 0;
 };
 
+// CLI11 alone wraps "-3" to 2^64 - 3 and clamps 2^64 to 2^64 - 1 for an
+// unsigned option: a mistyped seed would silently verify other cases.
+CLI::Validator Unsigned64() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (text.empty() || error != std::errc() || stop != end) {
+          return "must be an integer in [0, 2^64 - 1], not '" + text + "'";
+        }
+        return "";
+      },
+      "UINT64");
+}
+
 }  // namespace
 
 void AddVerifyCommand(CLI::App& app, int* exit_code) {
@@ -180,7 +205,7 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
       "verify", "the main job: the corpus (regressions first) plus N seeded generated cases");
   cmd->add_option("--cases", args->cases, "generated cases to check")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  cmd->add_option("--seed", args->seed, "seed of the case sampler");
+  cmd->add_option("--seed", args->seed, "seed of the case sampler")->check(Unsigned64());
   cmd->add_option("--corpus", args->corpus, "corpus folder (default: the source tree's corpus/)");
   args->flags.AddTo(*cmd);
   args->gpu.AddTo(*cmd);

@@ -1,6 +1,7 @@
 #include "r3/minimize/minimize.h"
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -160,6 +161,105 @@ TEST(MinimizeTest, EvaluationBudgetStopsEarlyWithAFailingCase) {
   EXPECT_LE(r.tried, 3);
   EXPECT_EQ(UnexplainedInvariants(r.minimal, options), r.input_failure);
   EXPECT_NE(MinimizedText(r, options).find("budget exhausted"), std::string::npos);
+}
+
+// The header's claims, checked from outside the minimizer: the invariants
+// it names fail on the minimal case (and nothing else unexplained), every
+// field it calls free keeps that failure under each alternative it probed,
+// and every "alternative -> outcome" line it prints is what the SUT does.
+std::vector<Invariant> HeaderInvariants(const std::string& text) {
+  const std::string line = text.substr(0, text.find('\n'));
+  std::vector<Invariant> out;
+  for (int i = 1; i <= check::kNumInvariants; ++i) {
+    const auto inv = static_cast<Invariant>(i);
+    const std::string name = std::to_string(i) + " " + std::string(check::InvariantName(inv));
+    if (line.find(" " + name + ",") != std::string::npos ||
+        line.find(" " + name + " ") != std::string::npos) {
+      out.push_back(inv);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> HeaderFreeFields(const std::string& text) {
+  const std::string key = "# Fields that can vary without changing the failure:";
+  const size_t at = text.find(key);
+  std::istringstream words(text.substr(at + key.size(), text.find('\n', at) - at - key.size()));
+  std::vector<std::string> out;
+  for (std::string w; words >> w;) {
+    if (w != "none") out.push_back(w);
+  }
+  return out;
+}
+
+// The minimal case with `field` set to `value`, the way the header means it.
+Case WithField(const Case& c, const std::string& field, const std::string& value) {
+  Case n = c;
+  Config& cfg = n.config;
+  const auto number = [&] { return std::stoll(value); };
+  if (field == "dp") {
+    const int64_t dp = number();
+    n.step.tokens.resize(static_cast<size_t>(dp), c.step.tokens.back());  // a copy of the last rank
+    n.step.padded.resize(static_cast<size_t>(dp), c.step.padded.back());
+    cfg.dp = dp;
+  } else if (field == "tp") {
+    cfg.tp = number();
+  } else if (field == "ep") {
+    cfg.ep = value == "on";
+  } else if (field == "dispatch") {
+    cfg.dispatch = value == "internal" ? Dispatch::kInternal : Dispatch::kNaive;
+  } else if (field == "sp") {
+    cfg.sp = value == "on" ? SpMode::kOn : value == "off" ? SpMode::kOff : SpMode::kAuto;
+  } else if (field == "max_num_batched_tokens") {
+    cfg.max_num_batched_tokens = number();
+  } else if (field == "top_k") {
+    cfg.top_k = number();
+  } else if (field == "num_experts") {
+    cfg.num_experts = number();
+  } else if (field == "num_layers") {
+    cfg.num_layers = number();
+  } else {
+    const size_t d = std::stoul(field.substr(field.find('[') + 1));
+    if (field.rfind("tokens", 0) == 0) {
+      n.step.tokens[d] = number();
+      n.step.padded[d] = std::max(n.step.padded[d], n.step.tokens[d]);  // padding kept consistent
+    } else {
+      n.step.padded[d] = number();
+    }
+  }
+  return n;
+}
+
+TEST(MinimizeTest, EveryMutantsResultHoldsToItsHeader) {
+  for (const sut::MutantInfo& info : sut::MutantCatalogue()) {
+    if (info.equivalent || info.gpu_only) continue;
+    SCOPED_TRACE(std::string(info.name));
+    const sut::SutOptions options = WithMutant(info.id);
+    const MinimizeResult r = Minimize(FirstKilledSeed(info.id), Options(options));
+    ASSERT_TRUE(r.input_fails);
+    const std::string text = MinimizedText(r, options);
+    const Case minimal = ParseCase(text, "minimized");
+    EXPECT_EQ(UnexplainedInvariants(minimal, options), HeaderInvariants(text)) << text;
+    const std::vector<std::string> free = HeaderFreeFields(text);
+    for (const FieldReport& f : r.fields) {
+      const bool said_free = std::find(free.begin(), free.end(), f.field) != free.end();
+      EXPECT_EQ(said_free, f.free()) << f.field << "\n" << text;
+      for (const FieldProbe& p : f.probes) {
+        const Case alt = WithField(minimal, f.field, p.value);
+        ASSERT_EQ(ValidateCase(alt).field, "") << f.field << " = " << p.value;
+        const std::vector<Invariant> got = UnexplainedInvariants(alt, options);
+        if (said_free || p.outcome == "same failure") {
+          EXPECT_EQ(got, HeaderInvariants(text))
+              << f.field << " = " << p.value << " is called free / the same failure\n" << text;
+        } else if (p.outcome == "passes") {
+          EXPECT_TRUE(got.empty()) << f.field << " = " << p.value << " is said to pass\n" << text;
+        } else {
+          EXPECT_NE(got, HeaderInvariants(text)) << f.field << " = " << p.value << "\n" << text;
+          EXPECT_FALSE(got.empty()) << f.field << " = " << p.value << "\n" << text;
+        }
+      }
+    }
+  }
 }
 
 TEST(MinimizeTest, DefaultRegressionNameNamesMutantPolicyAndInvariants) {

@@ -37,16 +37,17 @@ inline std::string TempPath(const std::string& name) {
 }
 
 // Runs `r3check ARGS` (ARGS is shell text) in `dir`, with `stdin_text` as
-// standard input.
+// standard input and `env` ("NAME=value ...", shell text) in the environment.
 inline R3checkResult RunR3check(const std::string& dir, const std::string& args,
-                                const std::string& stdin_text = "") {
+                                const std::string& stdin_text = "",
+                                const std::string& env = "") {
   const char* bin = std::getenv("R3CHECK_BIN");
   EXPECT_NE(bin, nullptr) << "R3CHECK_BIN is not set (run through meson test)";
   const std::string err_path = TempPath("r3check_e2e_stderr");
   const std::string in_path = TempPath("r3check_e2e_stdin");
   std::ofstream(in_path) << stdin_text;
-  const std::string cmd = "cd " + dir + " && " + (bin ? bin : "false") + " " + args + " <" +
-                          in_path + " 2>" + err_path;
+  const std::string cmd = "cd " + dir + " && " + env + (env.empty() ? "" : " ") +
+                          (bin ? bin : "false") + " " + args + " <" + in_path + " 2>" + err_path;
   const ShellResult shell = RunShell(cmd);
   return {shell.status, shell.out, Slurp(err_path)};
 }

@@ -1,0 +1,476 @@
+// End-to-end: every command's flags and failure paths, not only its happy
+// path (cli_e2e_test.cc has those). Exit codes when several files are
+// checked, each flag on each command that takes it, unknown values, missing
+// and bad input, the corpus options of verify and minimize --save.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/testing/r3check_runner.h"
+
+namespace {
+
+using Result = r3::testing::R3checkResult;
+using r3::testing::TempPath;
+
+const std::string kCorpus = R3CHECK_SOURCE_CORPUS;
+
+// Runs `r3check ARGS` with the source corpus as working directory.
+Result R3check(const std::string& args, const std::string& stdin_text = "",
+               const std::string& env = "") {
+  return r3::testing::RunR3check(kCorpus, args, stdin_text, env);
+}
+
+int Lines(const std::string& text) { return r3::testing::CountLines(text); }
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = TempPath(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A scratch corpus folder: `files` maps "seeds/x.r3case" to a source file
+// under the real corpus (copied) or to text (written when it has a newline).
+class ScratchCorpus {
+ public:
+  explicit ScratchCorpus(const std::string& name,
+                         const std::vector<std::pair<std::string, std::string>>& files)
+      : dir_(TempPath(name)) {
+    std::filesystem::remove_all(dir_);
+    for (const char* sub : {"regressions", "seeds", "findings"}) {
+      std::filesystem::create_directories(dir_ / sub);
+    }
+    for (const auto& [to, from] : files) {
+      if (from.find('\n') != std::string::npos) {
+        std::ofstream(dir_ / to) << from;
+      } else {
+        std::filesystem::copy_file(kCorpus + "/" + from, dir_ / to);
+      }
+    }
+  }
+  ~ScratchCorpus() { std::filesystem::remove_all(dir_); }
+  std::string path() const { return dir_.string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+const std::string kBadCase = "r3case 1\ndp 2\ntp 0\n";
+
+// --- several files, one command ---------------------------------------------
+
+TEST(CliFlagsE2eTest, CheckOnePassOneFailIsExitOne) {
+  // ep-off has no SP padding, so no-sp-trim cannot hurt it; eager it does.
+  const Result r = R3check("check --mutant no-sp-trim seeds/tp2-dp2-ep-off.r3case "
+                           "seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(Has(r.out, "seeds/tp2-dp2-ep-off.r3case: PASS")) << r.out;
+  EXPECT_TRUE(Has(r.out, "seeds/tp2-dp2-eager.r3case: FAIL")) << r.out;
+  EXPECT_TRUE(Has(r.out, "1 passed, 1 failed")) << r.out;
+}
+
+TEST(CliFlagsE2eTest, CheckAllPassingFilesIsExitZero) {
+  const Result r = R3check("check seeds/tp2-dp2-ep-off.r3case seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(Has(r.out, "2 passed, 0 failed")) << r.out;
+}
+
+TEST(CliFlagsE2eTest, CheckOneBadFileAmongGoodOnesIsExitTwoAndNoVerdict) {
+  const std::string bad = WriteTemp("bad-among-good.r3case", kBadCase);
+  // Even under a mutant that fails the good files: bad input wins, nothing judged.
+  for (const std::string flags : {"", "--mutant no-sp-trim "}) {
+    const Result r = R3check("check " + flags + "seeds/tp2-dp2-eager.r3case " + bad +
+                             " seeds/tp2-dp2-ep-off.r3case");
+    EXPECT_EQ(r.status, 2) << flags << r.out;
+    EXPECT_EQ(r.out, "") << flags;
+    EXPECT_EQ(r.err, bad + ":3: tp: value 0 is out of range [1, 64]\n") << flags;
+  }
+}
+
+TEST(CliFlagsE2eTest, CheckMissingFileIsExitTwoAndNoVerdict) {
+  const Result r = R3check("check seeds/tp2-dp2-eager.r3case seeds/no-such-case.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(Lines(r.err), 1);
+  EXPECT_TRUE(Has(r.err, "no-such-case.r3case")) << r.err;
+}
+
+TEST(CliFlagsE2eTest, CheckNeedsACase) {
+  const Result r = R3check("check");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(Has(r.err, "CASE is required")) << r.err;
+}
+
+TEST(CliFlagsE2eTest, CheckFileAndStandardInputTogether) {
+  const Result r = R3check("check --mutant snapshot-int8 seeds/dp1-tp1-graph.r3case -",
+                           r3::testing::Slurp(kCorpus + "/seeds/tp2-dp2-eager.r3case"));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(Has(r.out, "<stdin>: FAIL")) << r.out;
+}
+
+// --- --policy, --sut, --mutant on check / explain / minimize / verify ------------
+
+TEST(CliFlagsE2eTest, PolicyFlagOnCheck) {
+  Result r = R3check("check --policy tight seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "PASS (sut vllm-post-50874, policy tight)")) << r.out;
+  r = R3check("check --policy legacy seeds/tp2-dp2-warmup.r3case seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(Has(r.out, "1 passed, 1 failed")) << r.out;
+  r = R3check("check --policy pr50875 seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --policy: unknown policy 'pr50875'\n");
+}
+
+TEST(CliFlagsE2eTest, SutFlagOnCheck) {
+  // No SP padding in ep-off: the pre-#50874 capture is right there.
+  Result r = R3check("check --sut vllm-pre-50874 seeds/tp2-dp2-ep-off.r3case");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "PASS (sut vllm-pre-50874, policy pr50874)")) << r.out;
+  r = R3check("check --sut vllm-pre-50874 seeds/tp2-dp2-lone-decode.r3case");
+  EXPECT_EQ(r.status, 1) << r.out;
+  r = R3check("check --sut vllm-post-50875 seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(Lines(r.err), 1);
+  EXPECT_TRUE(Has(r.err, "--sut: unknown system under test 'vllm-post-50875'")) << r.err;
+}
+
+TEST(CliFlagsE2eTest, EngineFlagsNeedAnEngineSut) {
+  for (const char* flag : {"--nproc 2", "--engine-device cuda", "--engine-launch torchrun",
+                           "--engine-python /usr/bin/python3"}) {
+    const Result r = R3check(std::string("check ") + flag + " seeds/tp2-dp2-eager.r3case");
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_EQ(r.out, "") << flag;
+    EXPECT_TRUE(Has(r.err, "apply to an engine SUT")) << flag << ": " << r.err;
+  }
+  EXPECT_EQ(R3check("check --nproc 0 seeds/tp2-dp2-eager.r3case").status, 2);
+}
+
+// This build has no usable GPU here (or no CUDA at all): --gpu says so,
+// exit 2, never a silent fallback to the host SUT.
+TEST(CliFlagsE2eTest, GpuFlagWithoutAGpuIsExitTwo) {
+  for (const char* cmd : {"check --gpu seeds/tp2-dp2-eager.r3case", "verify --gpu --cases 1"}) {
+    const Result r = R3check(cmd);
+    if (r.status == 0) GTEST_SKIP() << "a GPU is usable here";
+    EXPECT_EQ(r.status, 2) << cmd << r.out;
+    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_TRUE(Has(r.err, "r3check: --gpu: ")) << r.err;
+    EXPECT_FALSE(Has(r.out, "verify: OK")) << r.out;
+  }
+  EXPECT_EQ(R3check("check --gpu-ranks sideways seeds/tp2-dp2-eager.r3case").status, 2);
+}
+
+TEST(CliFlagsE2eTest, ExplainTakesMutantPolicyAndSut) {
+  Result r = R3check("explain --json --mutant no-sp-trim seeds/tp2-dp2-eager.r3case");
+  ASSERT_EQ(r.status, 1) << r.err;  // a failing case explains, exit 1
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ranks"][0]["ok"], false);
+  EXPECT_EQ(j["ranks"][0]["captured"],
+            nlohmann::json::parse(R"([{"dp":0,"from":0,"count":5},{"pad":1}])"));
+
+  r = R3check("explain --json --policy legacy seeds/tp2-dp2-warmup.r3case");
+  ASSERT_EQ(r.status, 1) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["replay"]["policy"], "legacy");
+  EXPECT_EQ(j["replay"]["buffer_rows"], 8192);
+  EXPECT_EQ(j["replay"]["fits"], false);
+
+  r = R3check("explain --json --sut vllm-pre-50874 seeds/tp2-dp2-eager.r3case");
+  ASSERT_EQ(r.status, 1) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ranks"][0]["branch"], "error");
+  EXPECT_TRUE(j["ranks"][0]["error"].is_string());
+
+  r = R3check("explain --mutant no-sp-trim seeds/tp2-dp2-eager.r3case");  // text
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(Has(r.out, "mutant no-sp-trim")) << r.out;
+}
+
+TEST(CliFlagsE2eTest, ExplainFailurePaths) {
+  const std::string bad = WriteTemp("explain-bad.r3case", kBadCase);
+  Result r = R3check("explain " + bad);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, bad + ":3: tp: value 0 is out of range [1, 64]\n");
+  EXPECT_EQ(R3check("explain").status, 2);
+  EXPECT_EQ(R3check("explain seeds/no-such-case.r3case").status, 2);
+  EXPECT_EQ(R3check("explain seeds/tp2-dp2-eager.r3case seeds/tp2-dp2-ep-off.r3case").status, 2);
+  EXPECT_EQ(R3check("explain --mutant nope seeds/tp2-dp2-eager.r3case").status, 2);
+  EXPECT_EQ(R3check("explain --sut nope seeds/tp2-dp2-eager.r3case").status, 2);
+  r = R3check("explain --json -", r3::testing::Slurp(kCorpus + "/seeds/tp2-dp2-eager.r3case"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["N"], nlohmann::json({5, 3}));
+}
+
+// --- sizing -----------------------------------------------------------------
+
+TEST(CliFlagsE2eTest, SizingMutantFlagChangesThePolicyRows) {
+  // M 7, D 2, T 2, EP: the bound is 2*2*cdiv(7,2) = 16 rows; pr50874 gives
+  // 7*4 = 28, sized by D (the mutant) 14, which does not fit.
+  Result r = R3check("sizing --json seeds/tp2-dp2-warmup-odd-m.r3case");
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["required_rows"], 16);
+  EXPECT_EQ(j["policies"]["pr50874"]["rows"], 28);
+  EXPECT_EQ(j["policies"]["pr50874"]["safe"], true);
+  r = R3check("sizing --json --mutant size-by-dp-with-ep seeds/tp2-dp2-warmup-odd-m.r3case");
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["policies"]["pr50874"]["rows"], 14);
+  EXPECT_EQ(j["policies"]["pr50874"]["safe"], false);
+  EXPECT_EQ(j["policies"]["legacy"]["rows"], 7);
+  EXPECT_EQ(j["policies"]["tight"]["rows"], 16);
+}
+
+TEST(CliFlagsE2eTest, SizingTextAndFailurePaths) {
+  Result r = R3check("sizing seeds/tp2-dp2-warmup-odd-m.r3case");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(Has(r.out, "exact bound: 16 rows")) << r.out;
+  r = R3check("sizing -", r3::testing::Slurp(kCorpus + "/seeds/tp2-dp2-warmup.r3case"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "exact bound: 16384 rows")) << r.out;
+  const std::string bad = WriteTemp("sizing-bad.r3case", kBadCase);
+  r = R3check("sizing " + bad);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, bad + ":3: tp: value 0 is out of range [1, 64]\n");
+  EXPECT_EQ(R3check("sizing").status, 2);
+  EXPECT_EQ(R3check("sizing seeds/no-such-case.r3case").status, 2);
+  EXPECT_EQ(R3check("sizing --mutant nope seeds/tp2-dp2-warmup.r3case").status, 2);
+  // sizing reports every policy: --policy is not one of its flags.
+  EXPECT_EQ(R3check("sizing --policy legacy seeds/tp2-dp2-warmup.r3case").status, 2);
+}
+
+// --- verify -----------------------------------------------------------------
+
+TEST(CliFlagsE2eTest, VerifyCasesFlag) {
+  Result r = R3check("verify --cases 0");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, ", 0 generated cases, seed 1")) << r.out;
+  EXPECT_TRUE(Has(r.out, "generated           0")) << r.out;
+  r = R3check("verify --cases 7");
+  EXPECT_TRUE(Has(r.out, "generated           7")) << r.out;
+  EXPECT_EQ(R3check("verify --cases -1").status, 2);
+  EXPECT_EQ(R3check("verify --cases many").status, 2);
+}
+
+TEST(CliFlagsE2eTest, VerifySeedFlagPicksTheGeneratedCases) {
+  // Under a mutant the failing generated cases are printed: they name the
+  // seed, and other seeds fail on other cases.
+  ScratchCorpus empty("verify-seed-corpus", {});
+  const std::string base = "verify --cases 40 --mutant no-sp-trim --corpus " + empty.path();
+  const Result a = R3check(base + " --seed 5");
+  const Result b = R3check(base + " --seed 5");
+  const Result c = R3check(base + " --seed 6");
+  EXPECT_EQ(a.status, 1);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_TRUE(Has(a.out, ", 40 generated cases, seed 5")) << a.out;
+  EXPECT_TRUE(Has(a.out, "(seed 5): FAIL")) << a.out;
+  EXPECT_FALSE(Has(a.out, "(seed 6)")) << a.out;
+  EXPECT_TRUE(Has(c.out, "(seed 6): FAIL")) << c.out;
+  // The failing cases themselves differ, not only their labels.
+  auto cases = [](const std::string& out) {
+    std::string text;
+    for (size_t at = out.find("--- case ---\n"); at != std::string::npos;
+         at = out.find("--- case ---\n", at + 1)) {
+      text += out.substr(at, out.find("------------\n", at) - at);
+    }
+    return text;
+  };
+  EXPECT_NE(cases(a.out), "");
+  EXPECT_NE(cases(a.out), cases(c.out));
+  // Not wrapped or clamped into another seed: a usage error.
+  for (const char* bad : {"-3", "18446744073709551616", "5x", "seven"}) {
+    const Result r = R3check(std::string("verify --cases 1 --seed ") + bad);
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
+    EXPECT_TRUE(Has(r.err, "--seed: must be an integer in [0, 2^64 - 1]")) << r.err;
+  }
+  EXPECT_TRUE(Has(R3check("verify --cases 1 --seed 18446744073709551615").out,
+                  "seed 18446744073709551615"));
+}
+
+TEST(CliFlagsE2eTest, VerifyCorpusFlag) {
+  ScratchCorpus corpus("verify-corpus", {{"regressions/no-sp-trim.r3case",
+                                          "regressions/no-sp-trim.r3case"},
+                                         {"seeds/ep-off.r3case", "seeds/tp2-dp2-ep-off.r3case"}});
+  Result r = R3check("verify --cases 0 --corpus " + corpus.path());
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "corpus " + corpus.path() + ", 0 generated cases")) << r.out;
+  EXPECT_TRUE(Has(r.out, "regressions         1        1")) << r.out;
+  EXPECT_TRUE(Has(r.out, "seeds               1        1")) << r.out;
+  // Under the mutant the regression fails, the seed (no SP padding) does not.
+  r = R3check("verify --cases 0 --mutant no-sp-trim --corpus " + corpus.path());
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, corpus.path() + "/regressions/no-sp-trim.r3case: FAIL")) << r.out;
+  EXPECT_FALSE(Has(r.out, "ep-off.r3case: FAIL")) << r.out;
+  EXPECT_TRUE(Has(r.out, "verify: FAILED")) << r.out;
+  // The same corpus from the environment.
+  r = R3check("verify --cases 0", "", "R3CHECK_CORPUS='" + corpus.path() + "'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "corpus " + corpus.path() + ",")) << r.out;
+}
+
+TEST(CliFlagsE2eTest, VerifyCorpusFailurePaths) {
+  // A folder that does not exist: exit 2, not an OK over generated cases only.
+  Result r = R3check("verify --cases 5 --corpus " + TempPath("no-such-corpus"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(Has(r.err, "--corpus: no such folder")) << r.err;
+  EXPECT_FALSE(Has(r.out, "verify: OK")) << r.out;
+  r = R3check("verify --cases 5", "", "R3CHECK_CORPUS='" + TempPath("no-such-corpus") + "'");
+  EXPECT_EQ(r.status, 2) << r.out;
+  // A bad case file in it: exit 2, one line naming the file.
+  ScratchCorpus bad("verify-bad-corpus", {{"seeds/bad.r3case", kBadCase}});
+  r = R3check("verify --cases 0 --corpus " + bad.path());
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(r.err, bad.path() + "/seeds/bad.r3case:3: tp: value 0 is out of range [1, 64]\n");
+  // A pinned finding that passes has stopped reproducing: a failure.
+  ScratchCorpus finding("verify-finding-corpus", {{"findings/gone.r3case",
+                                                   "seeds/tp2-dp2-ep-off.r3case"}});
+  r = R3check("verify --cases 0 --corpus " + finding.path());
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "gone.r3case: FAIL, the known finding no longer reproduces")) << r.out;
+}
+
+TEST(CliFlagsE2eTest, VerifyTakesPolicySutAndMutant) {
+  Result r = R3check("verify --cases 0 --policy legacy");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(Has(r.out, "r3check verify: sut vllm-post-50874, policy legacy")) << r.out;
+  EXPECT_TRUE(Has(r.out, "tp2-dp2-warmup.r3case: FAIL")) << r.out;
+  r = R3check("verify --cases 50 --policy tight");
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = R3check("verify --cases 0 --sut vllm-pre-50874");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(Has(r.out, "tp2-dp2-eager.r3case: FAIL")) << r.out;
+  r = R3check("verify --cases 0 --mutant capturer-rows-per-shard");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(Has(r.out, "capturer-rows-per-shard.r3case: FAIL")) << r.out;
+  for (const char* flag : {"--policy nope", "--sut nope", "--mutant nope", "--frobnicate"}) {
+    r = R3check(std::string("verify --cases 0 ") + flag);
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_EQ(r.out, "") << flag;
+  }
+}
+
+// --- mutants, engines, the command line itself --------------------------------
+
+TEST(CliFlagsE2eTest, MutantsListsTheWholeCatalogue) {
+  const Result r = R3check("mutants");
+  EXPECT_EQ(r.status, 0);
+  for (const char* name : {"capturer-rows-per-shard", "sp-tp-gather-no-trim", "snapshot-int8",
+                           "sp-gather-dp-group", "gpu-layer-stride", "gpu-gather-reversed",
+                           "vllm-post-50874", "vllm-pre-50874", "legacy", "pr50874", "tight"}) {
+    EXPECT_TRUE(Has(r.out, name)) << name;
+  }
+  EXPECT_TRUE(Has(r.out, "[gpu only]"));
+  EXPECT_EQ(R3check("mutants extra").status, 2);
+  EXPECT_EQ(R3check("mutants --json").status, 2);
+}
+
+TEST(CliFlagsE2eTest, EnginesListsTheAdapters) {
+  const Result r = R3check("engines");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "engine adapters")) << r.out;
+  EXPECT_EQ(R3check("engines extra").status, 2);
+}
+
+TEST(CliFlagsE2eTest, CommandLineItself) {
+  EXPECT_EQ(R3check("").status, 2);
+  EXPECT_EQ(R3check("--help").status, 0);
+  EXPECT_EQ(R3check("check --help").status, 0);
+}
+
+// --- minimize -----------------------------------------------------------------
+
+TEST(CliFlagsE2eTest, MinimizeInvariantFlag) {
+  Result r = R3check("minimize --mutant sp-gather-dp-group --invariant 5 "
+                     "seeds/tp2-dp2-eager.r3case");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("# r3check minimize: invariant 5 tp-agree fails", 0), 0u) << r.out;
+  // An invariant the case does not fail: nothing to minimize.
+  r = R3check("minimize --mutant sp-gather-dp-group --invariant 6 seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "does not fail invariant 6 dtype")) << r.out;
+  for (const char* bad : {"0x", "8", "-1", "seven"}) {
+    r = R3check(std::string("minimize --mutant no-sp-trim --invariant ") + bad +
+                " seeds/tp2-dp2-eager.r3case");
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_EQ(r.out, "") << bad;
+  }
+}
+
+TEST(CliFlagsE2eTest, MinimizeBudgetFlag) {
+  // A 1 ms budget still ends in a case that fails the same way.
+  Result r = R3check("minimize --mutant no-sp-trim --budget-ms 1 seeds/tp4-dp3-idle-rank.r3case");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string path = WriteTemp("budget-min.r3case", r.out);
+  EXPECT_EQ(R3check("check --mutant no-sp-trim " + path).status, 1);
+  EXPECT_EQ(R3check("check " + path).status, 0);
+  // A budget that suffices: the same case as the default budget, not cut short.
+  const Result full = R3check("minimize --mutant no-sp-trim seeds/tp4-dp3-idle-rank.r3case");
+  r = R3check("minimize --mutant no-sp-trim --budget-ms 60000 seeds/tp4-dp3-idle-rank.r3case");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, full.out);
+  EXPECT_FALSE(Has(r.out, "budget exhausted")) << r.out;
+  for (const char* bad : {"0", "-5", "soon"}) {
+    r = R3check(std::string("minimize --mutant no-sp-trim --budget-ms ") + bad +
+                " seeds/tp2-dp2-eager.r3case");
+    EXPECT_EQ(r.status, 2) << bad;
+  }
+}
+
+TEST(CliFlagsE2eTest, MinimizeTakesPolicySutAndStandardInput) {
+  Result r = R3check("minimize --policy legacy seeds/tp2-dp2-warmup.r3case");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "invariant 1 replay-fits fails")) << r.out;
+  EXPECT_TRUE(Has(r.out, "# under sut vllm-post-50874, policy legacy.")) << r.out;
+  r = R3check("minimize --sut vllm-pre-50874 seeds/tp2-dp2-eager.r3case");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Has(r.out, "# under sut vllm-pre-50874, policy pr50874.")) << r.out;
+  r = R3check("minimize --mutant no-sp-trim -",
+              r3::testing::Slurp(kCorpus + "/seeds/tp2-dp2-eager.r3case"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(R3check("minimize").status, 2);
+  EXPECT_EQ(R3check("minimize seeds/tp2-dp2-eager.r3case seeds/tp2-dp2-ep-off.r3case").status, 2);
+  EXPECT_EQ(R3check("minimize --policy nope seeds/tp2-dp2-eager.r3case").status, 2);
+  EXPECT_EQ(R3check("minimize --sut nope seeds/tp2-dp2-eager.r3case").status, 2);
+}
+
+// --save goes into $R3CHECK_CORPUS/regressions, and what it saved is a
+// regression that verify then runs first: it fails under the mutant only.
+TEST(CliFlagsE2eTest, MinimizeSaveIntoATempCorpusThatVerifyRuns) {
+  ScratchCorpus corpus("save-corpus", {});
+  const std::string env = "R3CHECK_CORPUS='" + corpus.path() + "'";
+  Result r = R3check("minimize --mutant capturer-rows-per-shard --save "
+                     "seeds/tp2-dp2-warmup.r3case", "", env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string saved =
+      corpus.path() + "/regressions/capturer-rows-per-shard-pr50874-inv2-3-4.r3case";
+  EXPECT_TRUE(Has(r.err, "saved " + saved)) << r.err;
+  EXPECT_EQ(r3::testing::Slurp(saved), r.out);
+  r = R3check("minimize --mutant capturer-rows-per-shard --save mine seeds/tp2-dp2-warmup.r3case",
+              "", env);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(corpus.path() + "/regressions/mine.r3case"));
+  r = R3check("verify --cases 0", "", env);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "regressions         2        2")) << r.out;
+  r = R3check("verify --cases 0 --mutant capturer-rows-per-shard", "", env);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "regressions         2        0        0        2")) << r.out;
+  // A name that is not a file name, or that exists with other content.
+  EXPECT_EQ(R3check("minimize --mutant no-sp-trim --save a/b seeds/tp2-dp2-eager.r3case", "", env)
+                .status,
+            2);
+  r = R3check("minimize --mutant no-sp-trim --save mine seeds/tp2-dp2-eager.r3case", "", env);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(Has(r.err, "exists with other content")) << r.err;
+}
+
+}  // namespace
