@@ -18,23 +18,15 @@ struct CheckArgs {
 };
 
 void RunCheck(const CheckArgs& args, int* exit_code) {
-  if (args.gpu.gpu && args.flags.IsEngine()) {
-    throw UsageError("--gpu: runs the built-in SUT's capture on the GPU; to run an engine's own "
-                     "code on GPUs use --engine-launch torchrun --engine-device cuda");
-  }
+  RejectGpuWithEngine(args.gpu, args.flags);
   // Parse every file first: bad input is exit 2 before any verdict is printed.
   std::vector<Case> cases;
   for (const std::string& path : args.cases) cases.push_back(ReadCaseArg(path));
   const sut::SutOptions options = args.flags.Resolve();
   std::unique_ptr<GpuChecker> gpu;
   if (args.gpu.gpu) gpu = std::make_unique<GpuChecker>(args.gpu, options);
-  std::vector<check::CaseResult> results;
-  std::vector<std::string> gpu_lines(cases.size());
-  if (gpu) {
-    for (size_t i = 0; i < cases.size(); ++i) results.push_back(gpu->Check(cases[i], &gpu_lines[i]));
-  } else {
-    results = check::RunCases(cases, options);
-  }
+  std::vector<std::string> gpu_lines;
+  const std::vector<check::CaseResult> results = JudgeCases(gpu.get(), cases, options, &gpu_lines);
   int failed = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     std::cout << check::VerdictText(DisplayName(args.cases[i]), results[i], options) << gpu_lines[i];

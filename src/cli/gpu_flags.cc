@@ -18,6 +18,23 @@ void GpuFlags::AddTo(CLI::App& app) {
   app.add_flag("--gpu-graph", graph, "capture each step as a CUDA graph and check 3 replays");
 }
 
+void RejectGpuWithEngine(const GpuFlags& gpu, const SutFlags& flags) {
+  if (gpu.gpu && flags.IsEngine()) {
+    throw UsageError("--gpu: runs the built-in SUT's capture on the GPU; to run an engine's own "
+                     "code on GPUs use --engine-launch torchrun --engine-device cuda");
+  }
+}
+
+std::vector<check::CaseResult> JudgeCases(GpuChecker* gpu, std::span<const Case> cases,
+                                          const sut::SutOptions& options,
+                                          std::vector<std::string>* gpu_lines) {
+  gpu_lines->assign(cases.size(), "");
+  if (gpu == nullptr) return check::RunCases(cases, options);
+  std::vector<check::CaseResult> results;
+  for (size_t i = 0; i < cases.size(); ++i) results.push_back(gpu->Check(cases[i], &(*gpu_lines)[i]));
+  return results;
+}
+
 #ifdef R3CHECK_HAVE_GPU
 
 struct GpuChecker::Impl {

@@ -6,7 +6,9 @@
 #define R3_CLI_GPU_FLAGS_H_
 
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +17,8 @@
 #include "r3/sut/sut.h"
 
 namespace r3::cli {
+
+struct SutFlags;
 
 struct GpuFlags {
   bool gpu = false;
@@ -38,6 +42,17 @@ class GpuChecker {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// --gpu runs the built-in SUT's capture on the GPU; an engine SUT runs its own
+// code, on GPUs through --engine-launch torchrun. Throws UsageError for both.
+void RejectGpuWithEngine(const GpuFlags& gpu, const SutFlags& flags);
+
+// Judges every case: on the GPU path when `gpu` is set (its one-line account
+// of each case in `gpu_lines`), else through the SUT, which sees the cases as
+// one batch (an engine SUT: one request per batch, not one per case).
+std::vector<check::CaseResult> JudgeCases(GpuChecker* gpu, std::span<const Case> cases,
+                                          const sut::SutOptions& options,
+                                          std::vector<std::string>* gpu_lines);
 
 }  // namespace r3::cli
 

@@ -23,6 +23,12 @@ std::string LastLine(const std::string& text) {
   return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
+// gtest parameter names: "no-sp-trim" -> "no_sp_trim".
+std::string Identifier(std::string name) {
+  for (char& ch : name) ch = ch == '-' ? '_' : ch;
+  return name;
+}
+
 std::string Misbehaving(const std::string& mode) {
   return "'exec:python3 " + std::string(R3CHECK_TESTS) + "/engine/misbehaving_adapter.py --mode " +
          mode + "'";
@@ -63,11 +69,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"bad-type", "reply to run 1: cases[0].ranks[0].n: expected an integer"},
         Case{"wrong-n",
              "cases[0].ranks[0].n: the adapter handed capture 11 rows, the request had 10"}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name = info.param.mode;
-      for (char& ch : name) ch = ch == '-' ? '_' : ch;
-      return name;
-    });
+    [](const ::testing::TestParamInfo<Case>& info) { return Identifier(info.param.mode); });
 
 TEST(EngineFlagsTest, AMissingVllmPathIsOneLine) {
   const Result r = R3check("check --sut vllm:/nonexistent/vllm seeds/tp2-dp2-eager.r3case");
@@ -198,10 +200,6 @@ INSTANTIATE_TEST_SUITE_P(
                       Broken{"partial-gather", "tp2-dp2-internal-sp"},
                       Broken{"stray-writes", "tp2-dp2-eager"},
                       Broken{"garbage-writes", "tp2-dp2-eager"}),
-    [](const ::testing::TestParamInfo<Broken>& info) {
-      std::string name = info.param.fixture;
-      for (char& ch : name) ch = ch == '-' ? '_' : ch;
-      return name;
-    });
+    [](const ::testing::TestParamInfo<Broken>& info) { return Identifier(info.param.fixture); });
 
 }  // namespace

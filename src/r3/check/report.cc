@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "r3/case/rows_json.h"
 #include "r3/check/strip.h"
 #include "r3/model/sizing.h"
 
@@ -116,18 +117,6 @@ std::string ExplainText(const Case& c, const CaseResult& result, const sut::SutO
   return out.str();
 }
 
-nlohmann::ordered_json RunsJson(const RowRuns& runs) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const RowRun& run : runs) {
-    if (run.is_pad()) {
-      list.push_back({{"pad", run.count}});
-    } else {
-      list.push_back({{"dp", run.dp}, {"from", run.first}, {"count", run.count}});
-    }
-  }
-  return list;
-}
-
 nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
                                    const sut::SutOptions& options) {
   const model::Layout& layout = result.layout;
@@ -152,7 +141,7 @@ nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
                  {"required_rows", model::RequiredReplayRows(c.config)},
                  {"fits", layout.kernel_rows <= obs.replay_rows}};
   nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
-  for (const RowTensor& t : layout.tensors) tensors.push_back(RunsJson(t.runs()));
+  for (const RowTensor& t : layout.tensors) tensors.push_back(RunsToJson(t.runs()));
   j["tensors"] = tensors;
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (size_t i = 0; i < layout.ranks.size(); ++i) {
@@ -165,8 +154,8 @@ nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
                      {"branch", sut::BranchName(o.branch)},
                      {"error", o.error.empty() ? nlohmann::ordered_json(nullptr)
                                                : nlohmann::ordered_json(o.error)},
-                     {"captured", RunsJson(o.captured)},
-                     {"expected", RunsJson(r.expected)},
+                     {"captured", RunsToJson(o.captured)},
+                     {"expected", RunsToJson(r.expected)},
                      {"ok", o.error.empty() && o.captured == r.expected}});
   }
   j["ranks"] = ranks;

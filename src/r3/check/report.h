@@ -25,7 +25,6 @@ std::string VerdictText(const std::string& source, const CaseResult& result,
 // rank: n, branch, captured and expected rows.
 std::string ExplainText(const Case& c, const CaseResult& result, const sut::SutOptions& options);
 
-nlohmann::ordered_json RunsJson(const RowRuns& runs);
 nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
                                    const sut::SutOptions& options);
 

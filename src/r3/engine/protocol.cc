@@ -2,22 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "r3/case/rows_json.h"
+
 namespace r3::engine {
 namespace {
 
 using nlohmann::json;
-
-json RunsJson(const RowRuns& runs) {
-  json out = json::array();
-  for (const RowRun& r : runs) {
-    if (r.is_pad()) {
-      out.push_back({{"pad", r.count}});
-    } else {
-      out.push_back({{"dp", r.dp}, {"from", r.first}, {"count", r.count}});
-    }
-  }
-  return out;
-}
 
 // "reply to run 3:" + "id" -> "reply to run 3: id"; "cases[0]" + "n" -> "cases[0].n".
 std::string Join(const std::string& path, const char* key) {
@@ -110,11 +100,12 @@ std::string ByeRequest() { return json{{"type", "bye"}}.dump(); }
 
 std::string RunRequest(int64_t id, std::span<const Case> cases,
                        std::span<const sut::DispatchPlan> plans) {
-  json out = {{"type", "run"}, {"id", id}, {"cases", json::array()}};
+  using ordered = nlohmann::ordered_json;
+  ordered out = {{"type", "run"}, {"id", id}, {"cases", ordered::array()}};
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
     const sut::DispatchPlan& plan = plans[i];
-    json j = {{"dp", c.config.dp},
+    ordered j = {{"dp", c.config.dp},
               {"tp", c.config.tp},
               {"ep", c.config.ep},
               {"sp", plan.sp},
@@ -123,13 +114,13 @@ std::string RunRequest(int64_t id, std::span<const Case> cases,
               {"top_k", c.config.top_k},
               {"num_layers", c.config.num_layers},
               {"num_tokens_across_dp", c.step.padded},
-              {"local_sizes", plan.local_sizes ? json(*plan.local_sizes) : json(nullptr)},
-              {"ranks", json::array()}};
+              {"local_sizes", plan.local_sizes ? ordered(*plan.local_sizes) : ordered(nullptr)},
+              {"ranks", ordered::array()}};
     // Ranks that see one gathered tensor share its run list; it is written
     // once per rank all the same, which keeps the adapter simple.
     for (size_t r = 0; r < plan.ranks.size(); ++r) {
       j["ranks"].push_back(
-          {{"dp", plan.ranks[r].dp}, {"tp", plan.ranks[r].tp}, {"rows", RunsJson(plan.Routed(r))}});
+          {{"dp", plan.ranks[r].dp}, {"tp", plan.ranks[r].tp}, {"rows", RunsToJson(plan.Routed(r))}});
     }
     out["cases"].push_back(std::move(j));
   }
