@@ -41,7 +41,7 @@ TEST_F(InvariantsTest, CorrectObservationPasses) { EXPECT_TRUE(Judge().ok()); }
 TEST_F(InvariantsTest, ReplayBufferTooSmall) {
   obs_.replay_rows = 9;
   // Every rank's kernel gets 10 rows.
-  EXPECT_EQ(Where(), (Places{{Invariant::kReplayFits, {0, 0}},
+  ASSERT_EQ(Where(), (Places{{Invariant::kReplayFits, {0, 0}},
                             {Invariant::kReplayFits, {0, 1}},
                             {Invariant::kReplayFits, {1, 0}},
                             {Invariant::kReplayFits, {1, 1}}}));
@@ -54,7 +54,7 @@ TEST_F(InvariantsTest, ReplayBufferTooSmallForOneRanksKernelInput) {
   Rank(1, 0).n = 11;
   Rank(1, 0).replay_error = "ValueError: Routing replay buffer was initialized for 10 tokens";
   const Verdict v = Judge();
-  EXPECT_EQ(Where(), (Places{{Invariant::kGatherSize, {1, 0}}, {Invariant::kReplayFits, {1, 0}}}));
+  ASSERT_EQ(Where(), (Places{{Invariant::kGatherSize, {1, 0}}, {Invariant::kReplayFits, {1, 0}}}));
   EXPECT_NE(v.violations[1].message.find("; ValueError"), std::string::npos)
       << v.violations[1].message;
 }
@@ -71,7 +71,7 @@ TEST_F(InvariantsTest, CapturerBufferTooSmall) {
 
 TEST_F(InvariantsTest, PaddingRowCapturedOnOneTpRank) {
   Rank(0, 1).captured = {{RowRun::kPad, 0, 1}, {0, 1, 4}};
-  EXPECT_EQ(Where(), (Places{{Invariant::kRowsExact, {0, 1}},
+  ASSERT_EQ(Where(), (Places{{Invariant::kRowsExact, {0, 1}},
                             {Invariant::kConcatGlobal, {-1, 1}},
                             {Invariant::kTpAgree, {0, 1}}}));
   const Violation first = Judge().violations[0];
@@ -93,11 +93,11 @@ TEST_F(InvariantsTest, CaptureErrorIsARowsViolation) {
 
 TEST_F(InvariantsTest, ExpertIdsMustSurviveBothDtypes) {
   obs_.snapshot_max_id = 127;
-  EXPECT_EQ(Where(), (Places{{Invariant::kDtype, {-1, -1}}}));
+  ASSERT_EQ(Where(), (Places{{Invariant::kDtype, {-1, -1}}}));
   EXPECT_EQ(Judge().violations[0].dtype, DtypeBuffer::kSnapshot);
   case_.config.num_experts = 40000;
   obs_.snapshot_max_id = 65535;
-  EXPECT_EQ(Where(), (Places{{Invariant::kDtype, {-1, -1}}}));
+  ASSERT_EQ(Where(), (Places{{Invariant::kDtype, {-1, -1}}}));
   EXPECT_EQ(Judge().violations[0].dtype, DtypeBuffer::kReplay);
   EXPECT_NE(Judge().violations[0].message.find("replay dtype int16"), std::string::npos);
   obs_.snapshot_max_id = 255;  // both at once: replay first, then snapshot
@@ -141,7 +141,7 @@ TEST_F(InvariantsTest, ConcatGlobalHoldsWhenOnlyTheDpBoundaryMoved) {
 
 TEST_F(InvariantsTest, StrayRowsAreARowsViolation) {
   Rank(0, 0).stray_rows = 2;  // right rows, but written outside the slice too
-  EXPECT_EQ(Where(), (Places{{Invariant::kRowsExact, {0, 0}}}));
+  ASSERT_EQ(Where(), (Places{{Invariant::kRowsExact, {0, 0}}}));
   EXPECT_NE(Judge().violations[0].message.find("2 stray or undecodable row(s)"),
             std::string::npos);
 }
