@@ -51,7 +51,8 @@ sut::SutOptions SutFlags::Resolve() const {
     options.mutants.set(*m);
   }
   const bool engine_flags = !engine_python.empty() || engine_launch != "none" || nproc != 1 ||
-                            !engine_launch_args.empty() || engine_device != "cpu";
+                            !engine_launch_args.empty() || engine_device != "cpu" ||
+                            engine_timeout_s != kDefaultEngineTimeoutS;
   if (!IsEngine()) {
     const auto version = sut::FindSut(sut);
     if (!version) {

@@ -30,7 +30,8 @@ struct SutFlags {
   int64_t nproc = 1;
   std::vector<std::string> engine_launch_args;
   std::string engine_device = "cpu";
-  double engine_timeout_s = 60;
+  static constexpr double kDefaultEngineTimeoutS = 60;
+  double engine_timeout_s = kDefaultEngineTimeoutS;
 
   void AddTo(CLI::App& app);
   // Throws UsageError naming the flag. For an engine SUT this starts the

@@ -92,13 +92,9 @@ class Verifier {
   // Judges a batch (an engine SUT sees it as one request).
   void JudgeAll(const std::vector<std::string>& sources, const std::string& label,
                 const std::vector<Case>& cases, bool expect_finding) {
-    std::vector<check::CaseResult> results;
-    std::vector<std::string> gpu_lines(cases.size());
-    if (gpu_) {
-      for (size_t i = 0; i < cases.size(); ++i) results.push_back(gpu_->Check(cases[i], &gpu_lines[i]));
-    } else {
-      results = check::RunCases(cases, options_);
-    }
+    std::vector<std::string> gpu_lines;
+    const std::vector<check::CaseResult> results =
+        JudgeCases(gpu_.get(), cases, options_, &gpu_lines);
     for (size_t i = 0; i < cases.size(); ++i) {
       Judge(sources[i], label, cases[i], results[i], gpu_lines[i], expect_finding);
     }
@@ -210,10 +206,7 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   args->flags.AddTo(*cmd);
   args->gpu.AddTo(*cmd);
   cmd->callback([args, exit_code] {
-    if (args->gpu.gpu && args->flags.IsEngine()) {
-      throw UsageError("--gpu: runs the built-in SUT's capture on the GPU; to run an engine's own "
-                       "code on GPUs use --engine-launch torchrun --engine-device cuda");
-    }
+    RejectGpuWithEngine(args->gpu, args->flags);
     *exit_code = Verifier(*args, args->flags.Resolve()).Run();
   });
 }

@@ -99,6 +99,9 @@ TEST(EngineFlagsTest, EngineFlagsNeedAnEngine) {
   Result r = R3check("check --engine-device cuda seeds/tp2-dp2-eager.r3case");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--engine-*/--nproc: apply to an engine SUT"), std::string::npos) << r.err;
+  r = R3check("verify --cases 1 --engine-timeout 5");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--engine-*/--nproc: apply to an engine SUT"), std::string::npos) << r.err;
   r = R3check("verify --cases 1 --nproc 2 --sut " + Misbehaving("wrong-id"));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "r3check: --nproc: needs --engine-launch torchrun\n");
