@@ -130,5 +130,16 @@ TEST(FuzzSutTest, UnknownNameExitsWithStatus2) {
               "--mutant: unknown name 'no-such-mutant'");
 }
 
+TEST(FuzzSutTest, UnknownSutAndPolicyExitWithStatus2) {
+  for (const std::string flag : {"--sut=vllm-9", "--policy=roomy"}) {
+    std::string a0 = "fuzzer";
+    std::string a1 = flag;
+    char* argv[] = {a0.data(), a1.data()};
+    EXPECT_EXIT(SutOptionsFromEnvAndArgs(2, argv), ::testing::ExitedWithCode(2),
+                flag.substr(0, flag.find('=')) + ": unknown name '" +
+                    flag.substr(flag.find('=') + 1) + "'");
+  }
+}
+
 }  // namespace
 }  // namespace r3::fuzz

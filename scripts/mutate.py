@@ -18,6 +18,7 @@ Python 3 standard library only.
 
 import argparse
 import base64
+import collections
 import hashlib
 import io
 import json
@@ -471,11 +472,13 @@ class Mutant:
     __slots__ = ('file', 'offset', 'end', 'line', 'col', 'op', 'original', 'replacement', 'id',
                  'file_sha')
 
-    def __init__(self, file, tok_start, tok_end, line, col, op, original, replacement):
+    def __init__(self, file, tok_start, tok_end, line, col, op, original, replacement, anchor):
         self.file, self.offset, self.end = file, tok_start, tok_end
         self.line, self.col, self.op = line, col, op
         self.original, self.replacement = original, replacement
-        key = '%s\0%d\0%s\0%s' % (file, tok_start, op, replacement)
+        # The id names the change by its line's text, not its offset, so an
+        # edit elsewhere in the file keeps it (and the CI sample) valid.
+        key = '%s\0%s\0%s\0%s' % (file, anchor, op, replacement)
         self.id = hashlib.sha256(key.encode()).hexdigest()[:12]
         self.file_sha = None
 
@@ -501,15 +504,23 @@ class Mutant:
 def generate(path, src):
     """All mutants of one file's source text."""
     toks = tokenize(src)
+    lines = src.split('\n')
     out = []
     seen = set()
+    anchors = collections.Counter()
 
     def add(a, b, op, repl):
         ta, tb = toks[a], toks[b]
         original = src[ta.start:tb.end]
         if original == repl:
             return
-        m = Mutant(path, ta.start, tb.end, ta.line, ta.col, op, original, repl)
+        text = lines[ta.line - 1]
+        # The line's text, the column within it (indentation aside), and
+        # which repeat of that same line in the file this is.
+        base = '%s\0%d\0%s' % (text.strip(), ta.col - (len(text) - len(text.lstrip())), original)
+        anchors[(base, op, repl)] += 1
+        anchor = '%s\0%d' % (base, anchors[(base, op, repl)])
+        m = Mutant(path, ta.start, tb.end, ta.line, ta.col, op, original, repl, anchor)
         if m.id not in seen:
             seen.add(m.id)
             out.append(m)

@@ -30,7 +30,8 @@ void SutFlags::AddTo(CLI::App& app) {
   app.add_option("--engine-device", engine_device, "cpu (default) | cuda: where the adapter's "
                                                    "tensors live");
   app.add_option("--engine-timeout", engine_timeout_s,
-                 "seconds the adapter may take per request before it counts as hung (default 60)")
+                 "seconds the adapter may take per request before it counts as hung (default " +
+                     std::to_string(static_cast<int>(kDefaultEngineTimeoutS)) + ")")
       ->check(CLI::Range(0.001, 86400.0));
 }
 

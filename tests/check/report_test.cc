@@ -79,3 +79,56 @@ TEST(ReportTest, StripScalesLargeTensorsButKeepsEveryRun) {
 
 }  // namespace
 }  // namespace r3::check
+
+// Edges of the report's elisions and of the dispatch line, each pinned where
+// the mutation run found nothing holding them (docs/mutation.md).
+namespace r3::check {
+namespace {
+
+Case ManyDpRanks(int64_t dp) {
+  Case c;
+  c.config = {.dp = dp, .tp = 1, .ep = false, .dispatch = Dispatch::kInternal,
+              .max_num_batched_tokens = 8, .top_k = 1, .num_experts = 8, .num_layers = 1};
+  c.step.tokens.assign(static_cast<size_t>(dp), 1);
+  c.step.padded = c.step.tokens;
+  return c;
+}
+
+TEST(ReportEdgesTest, ListsUpToFortyValuesAreShownWhole) {
+  const Case c = ManyDpRanks(40);
+  const std::string text = ExplainText(c, RunCase(c, {}), {});
+  std::string forty = "[1";
+  for (int i = 1; i < 40; ++i) forty += ", 1";
+  EXPECT_NE(text.find("step: tokens " + forty + "], N"), std::string::npos) << text;
+}
+
+TEST(ReportEdgesTest, LongerListsShowThirtyTwoValuesAndACount) {
+  const Case c = ManyDpRanks(41);
+  const std::string text = ExplainText(c, RunCase(c, {}), {});
+  std::string head = "[1";
+  for (int i = 1; i < 32; ++i) head += ", 1";
+  EXPECT_NE(text.find("step: tokens " + head + ", ... 9 more], N"), std::string::npos) << text;
+}
+
+TEST(ReportEdgesTest, ALayoutWithoutAGatherSaysSoAndNothingElse) {
+  const Case c = ManyDpRanks(2);
+  const std::string text = ExplainText(c, RunCase(c, {}), {});
+  EXPECT_NE(text.find("dispatch: no gather before the kernel; each router sees its own DP "
+                      "rank's rows\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("all_gatherv"), std::string::npos) << text;
+}
+
+TEST(ReportEdgesTest, LegendShowsSixteenRunsThenACount) {
+  RowRuns runs;
+  for (int64_t d = 0; d < 17; ++d) AppendRun(runs, {d, 0, 1});
+  const std::string legend = RenderLegend(runs);
+  EXPECT_NE(legend.find("[15,16) dp15 0..1  ... 1 more runs"), std::string::npos) << legend;
+  EXPECT_EQ(legend.find("dp16"), std::string::npos) << legend;
+  runs.pop_back();
+  EXPECT_EQ(RenderLegend(runs).find("more runs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace r3::check

@@ -166,6 +166,14 @@ TEST(CliFlagsE2eTest, GpuFlagWithoutAGpuIsExitTwo) {
     EXPECT_FALSE(Has(r.out, "verify: OK")) << r.out;
   }
   EXPECT_EQ(R3check("check --gpu-ranks sideways seeds/tp2-dp2-eager.r3case").status, 2);
+  // The other GPU flags exist on both commands (a missing one would be
+  // "unknown option", not the --gpu message).
+  for (const char* cmd : {"check --gpu --gpu-graph --gpu-ranks emulated seeds/tp2-dp2-eager.r3case",
+                          "verify --gpu --gpu-graph --gpu-ranks auto --cases 1"}) {
+    const Result r = R3check(cmd);
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_TRUE(Has(r.err, "r3check: --gpu: ")) << cmd << r.err;
+  }
 }
 
 TEST(CliFlagsE2eTest, ExplainTakesMutantPolicyAndSut) {
@@ -259,6 +267,37 @@ TEST(CliFlagsE2eTest, VerifyCasesFlag) {
   EXPECT_TRUE(Has(r.out, "generated           7")) << r.out;
   EXPECT_EQ(R3check("verify --cases -1").status, 2);
   EXPECT_EQ(R3check("verify --cases many").status, 2);
+  // The bound is 2^40 exactly: one past it is a flag error; at it, the run
+  // gets as far as the (missing) corpus.
+  r = R3check("verify --cases 1099511627777 --corpus /nonexistent-r3-corpus");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(Has(r.err, "--cases")) << r.err;
+  r = R3check("verify --cases 1099511627776 --corpus /nonexistent-r3-corpus");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_FALSE(Has(r.err, "--cases")) << r.err;
+  EXPECT_TRUE(Has(r.err, "/nonexistent-r3-corpus")) << r.err;
+}
+
+TEST(CliFlagsE2eTest, VerifySummaryCountsKnownFindings) {
+  // One passing seed and the two findings: the total row adds the known ones,
+  // and the findings are named with their violation counts.
+  ScratchCorpus corpus("verify-summary-corpus",
+                       {{"seeds/a.r3case", "seeds/tp2-dp2-eager.r3case"},
+                        {"findings/a.r3case", "findings/internal-sp-decode-pad.r3case"},
+                        {"findings/b.r3case", "findings/replay-int16-experts.r3case"}});
+  const Result r = R3check("verify --cases 0 --corpus " + corpus.path());
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(Has(r.out, "\nfindings            2        0        2        0\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\ntotal               3        1        2        0\n")) << r.out;
+  EXPECT_TRUE(Has(r.out, "known-finding violations (see corpus/findings/): "
+                         "internal-sp-decode-pad x5 replay-int16-experts x1\n"))
+      << r.out;
+}
+
+TEST(CliFlagsE2eTest, HelpStatesTheEngineTimeoutDefault) {
+  const Result r = R3check("check --help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(Has(r.out, "(default 60)")) << r.out;
 }
 
 TEST(CliFlagsE2eTest, VerifySeedFlagPicksTheGeneratedCases) {

@@ -1,6 +1,8 @@
 #include "r3/minimize/minimize.h"
 
 #include <algorithm>
+#include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -267,6 +269,50 @@ TEST(MinimizeTest, DefaultRegressionNameNamesMutantPolicyAndInvariants) {
   const MinimizeResult r =
       Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case"), Options(options));
   EXPECT_EQ(DefaultRegressionName(r, options), "shard-start-without-S-pr50874-inv3-4");
+}
+
+TEST(MinimizeTest, TheFieldReportCoversEveryField) {
+  const sut::SutOptions options = WithMutant(sut::Mutant::kNoSpTrim);
+  const MinimizeResult r =
+      Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case"), Options(options));
+  ASSERT_TRUE(r.input_fails);
+  std::vector<std::string> names;
+  for (const FieldReport& f : r.fields) names.push_back(f.field);
+  // Fields that always have a valid alternative (top_k, num_experts and
+  // num_layers at 1 may have none and are then left out).
+  for (const char* field : {"dp", "tp", "ep", "dispatch", "sp", "max_num_batched_tokens"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), field), names.end()) << field;
+  }
+  for (size_t d = 0; d < r.minimal.step.tokens.size(); ++d) {
+    const std::string token = "tokens[" + std::to_string(d) + "]";
+    EXPECT_NE(std::find(names.begin(), names.end(), token), names.end()) << token;
+  }
+}
+
+TEST(MinimizeTest, APassingCaseComesBackUnchanged) {
+  const Case eager = LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case");
+  const MinimizeResult r = Minimize(eager, Options({}));
+  EXPECT_FALSE(r.input_fails);
+  EXPECT_EQ(r.minimal, eager);
+}
+
+// An engine's id can hold any character; the default regression name is
+// a safe file name all the same.
+class NamedEngine : public sut::ExternalSut {
+ public:
+  std::vector<sut::Observation> Run(std::span<const Case>, const sut::SutOptions&) override {
+    return {};
+  }
+  std::string Label() const override { return "vllm:/x y"; }
+  std::string Id() const override { return "my engine/v2:fork"; }
+};
+
+TEST(MinimizeTest, DefaultRegressionNameIsAFileName) {
+  sut::SutOptions options;
+  options.external = std::make_shared<NamedEngine>();
+  MinimizeResult r;
+  r.kept = {Invariant::kRowsExact, Invariant::kTpAgree};
+  EXPECT_EQ(DefaultRegressionName(r, options), "my-engine-v2-fork-pr50874-inv3-5");
 }
 
 }  // namespace

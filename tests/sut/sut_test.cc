@@ -135,3 +135,34 @@ TEST(SutTest, CatalogueNamesResolve) {
 
 }  // namespace
 }  // namespace r3::sut
+
+// The slice of topk_ids each rank copied, which the GPU path replays on real
+// data: pinned on the host so a wrong slice fails without a GPU.
+namespace r3::sut {
+namespace {
+
+TEST(SutCaptureSliceTest, EagerStepSlicesTheGatheredBatch) {
+  const Observation obs = RunSut(::r3::testing::MakeCase({.tokens = {5, 3}}), {});
+  EXPECT_EQ(obs.ranks[0].capture_start, 0);
+  EXPECT_EQ(obs.ranks[0].capture_end, 5);
+  EXPECT_EQ(obs.ranks[3].capture_start, 6);  // DP1's rows sit after DP0's 6 (5 + 1 pad)
+  EXPECT_EQ(obs.ranks[3].capture_end, 9);
+}
+
+TEST(SutCaptureSliceTest, SpTpGatherSlicesTheTpGatheredRows) {
+  const Observation obs = RunSut(
+      ::r3::testing::MakeCase({.dispatch = Dispatch::kInternal, .tokens = {5, 3}}), {});
+  EXPECT_EQ(obs.ranks[1].branch, Branch::kSpTpGather);
+  EXPECT_EQ(obs.ranks[1].capture_start, 0);
+  EXPECT_EQ(obs.ranks[1].capture_end, 5);
+  EXPECT_EQ(obs.ranks[2].capture_end, 3);
+}
+
+TEST(SutCaptureSliceTest, NothingCapturedIsAnEmptySliceAtZero) {
+  const Observation obs = RunSut(::r3::testing::MakeCase({.tokens = {0, 3}}), {});
+  EXPECT_EQ(obs.ranks[0].capture_start, 0);
+  EXPECT_EQ(obs.ranks[0].capture_end, 0);
+}
+
+}  // namespace
+}  // namespace r3::sut
