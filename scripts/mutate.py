@@ -1445,8 +1445,11 @@ def main():
                 print('mutate --ci: %s %s:%d %s -> %s: %s' % (
                     r['id'], r['file'], r['line'], r['original'], r['replacement'],
                     r['status']))
+            # A killed mutant is a passed check, a surviving one a failed one.
+            print('mutation: %d passed, %d failed' % (len(todo) - len(failures), len(failures)))
             return 1
         print('mutate --ci: all %d mutants killed in %.0f s' % (len(todo), elapsed))
+        print('mutation: %d passed, 0 failed' % len(todo))
         return 0
     report(records, muts, equivalents, tree)
     return 0
