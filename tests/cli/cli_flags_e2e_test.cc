@@ -1,5 +1,6 @@
 // End-to-end: every command's flags and failure paths, not only its happy
-// path (cli_e2e_test.cc has those). Exit codes when several files are
+// path (cli_e2e_test.cc has those; the engine flags and `engines` are in
+// tests/engine/engine_e2e_test.cc). Exit codes when several files are
 // checked, each flag on each command that takes it, unknown values, missing
 // and bad input, the corpus options of verify and minimize --save.
 #include <gtest/gtest.h>
@@ -141,17 +142,6 @@ TEST(CliFlagsE2eTest, SutFlagOnCheck) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(Lines(r.err), 1);
   EXPECT_TRUE(Has(r.err, "--sut: unknown system under test 'vllm-post-50875'")) << r.err;
-}
-
-TEST(CliFlagsE2eTest, EngineFlagsNeedAnEngineSut) {
-  for (const char* flag : {"--nproc 2", "--engine-device cuda", "--engine-launch torchrun",
-                           "--engine-python /usr/bin/python3"}) {
-    const Result r = R3check(std::string("check ") + flag + " seeds/tp2-dp2-eager.r3case");
-    EXPECT_EQ(r.status, 2) << flag;
-    EXPECT_EQ(r.out, "") << flag;
-    EXPECT_TRUE(Has(r.err, "apply to an engine SUT")) << flag << ": " << r.err;
-  }
-  EXPECT_EQ(R3check("check --nproc 0 seeds/tp2-dp2-eager.r3case").status, 2);
 }
 
 // This build has no usable GPU here (or no CUDA at all): --gpu says so,
@@ -410,13 +400,6 @@ TEST(CliFlagsE2eTest, MutantsListsTheWholeCatalogue) {
   EXPECT_TRUE(Has(r.out, "[gpu only]"));
   EXPECT_EQ(R3check("mutants extra").status, 2);
   EXPECT_EQ(R3check("mutants --json").status, 2);
-}
-
-TEST(CliFlagsE2eTest, EnginesListsTheAdapters) {
-  const Result r = R3check("engines");
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(Has(r.out, "engine adapters")) << r.out;
-  EXPECT_EQ(R3check("engines extra").status, 2);
 }
 
 TEST(CliFlagsE2eTest, CommandLineItself) {

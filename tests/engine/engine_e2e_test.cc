@@ -96,13 +96,17 @@ TEST(EngineFlagsTest, CaptureMutantsDoNotApplyToEngines) {
 }
 
 TEST(EngineFlagsTest, EngineFlagsNeedAnEngine) {
-  Result r = R3check("check --engine-device cuda seeds/tp2-dp2-eager.r3case");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--engine-*/--nproc: apply to an engine SUT"), std::string::npos) << r.err;
-  r = R3check("verify --cases 1 --engine-timeout 5");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--engine-*/--nproc: apply to an engine SUT"), std::string::npos) << r.err;
-  r = R3check("verify --cases 1 --nproc 2 --sut " + Misbehaving("wrong-id"));
+  for (const char* flag : {"--nproc 2", "--engine-device cuda", "--engine-launch torchrun",
+                           "--engine-python /usr/bin/python3", "--engine-timeout 5",
+                           "--engine-launch-arg=--nnodes=2"}) {
+    const Result r = R3check(std::string("check ") + flag + " seeds/tp2-dp2-eager.r3case");
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_EQ(r.out, "") << flag;
+    EXPECT_NE(r.err.find("--engine-*/--nproc: apply to an engine SUT"), std::string::npos)
+        << flag << ": " << r.err;
+  }
+  EXPECT_EQ(R3check("check --nproc 0 seeds/tp2-dp2-eager.r3case").status, 2);
+  Result r = R3check("verify --cases 1 --nproc 2 --sut " + Misbehaving("wrong-id"));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "r3check: --nproc: needs --engine-launch torchrun\n");
   r = R3check("check --engine-launch slurm --sut vllm:" + std::string(R3CHECK_TESTS) +
@@ -124,6 +128,7 @@ TEST(EngineFlagsTest, EnginesListsTheAdapters) {
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("--sut vllm:PATH"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--sut exec:CMD"), std::string::npos) << r.out;
+  EXPECT_EQ(R3check("engines extra").status, 2);
 }
 
 }  // namespace
