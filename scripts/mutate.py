@@ -1121,22 +1121,26 @@ class Runner:
                     'when': time.strftime('%Y-%m-%dT%H:%M:%S')})
         return rec
 
+    def _build(self, targets, rec, log_path):
+        """Builds targets, adding to rec's build time; None when it worked,
+        else the build-error note (its output goes to log_path)."""
+        rc, secs, out = ninja(targets, self.jobs, self.args.build_timeout)
+        rec['build_seconds'] = round(rec['build_seconds'] + secs, 1)
+        if rc == 0:
+            return None
+        with open(log_path, 'w') as f:
+            f.write(out)
+        return 'build timed out' if rc is None else ''
+
     def _judge(self, m, hints, rec, first):
         log_path = os.path.join(LOGS, m.id + '.txt')
-        build_timeout = self.args.build_timeout
-        build_secs = 0.0
         rec['build_seconds'] = 0.0
         if m.file.endswith('.cc'):
             objs = objects_of(m.file)
             if objs:
-                rc, secs, out = ninja(objs, self.jobs, build_timeout)
-                build_secs += secs
-                rec['build_seconds'] = round(build_secs, 1)
-                if rc != 0:
-                    with open(log_path, 'w') as f:
-                        f.write(out)
-                    return ('build-error', None, None,
-                            'build timed out' if rc is None else None)
+                failed = self._build(objs, rec, log_path)
+                if failed is not None:
+                    return 'build-error', None, None, failed or None
         tests = self.order(m, hints, first)
         rec['tests'] = 0
         if not tests:
@@ -1145,14 +1149,9 @@ class Runner:
         for t in tests:
             need = [x for x in t.targets if x not in built]
             if need:
-                rc, secs, out = ninja(need, self.jobs, build_timeout)
-                build_secs += secs
-                rec['build_seconds'] = round(build_secs, 1)
-                if rc != 0:
-                    with open(log_path, 'w') as f:
-                        f.write(out)
-                    return ('build-error', None, None,
-                            'build timed out' if rc is None else 'while building ' + t.name)
+                failed = self._build(need, rec, log_path)
+                if failed is not None:
+                    return 'build-error', None, None, failed or 'while building ' + t.name
                 built.update(need)
             base = self.base['seconds'].get(t.name, 10.0)
             timeout = max(self.args.min_test_timeout, base * self.args.timeout_factor)
