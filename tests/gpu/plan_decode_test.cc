@@ -11,6 +11,7 @@
 #include "r3/gpu/fill.h"
 #include "r3/gpu/gpu.h"
 #include "r3/gpu/plan.h"
+#include "r3/sut/dispatch_plan.h"
 #include "r3/sut/sut.h"
 
 namespace r3::gpu {
@@ -55,6 +56,33 @@ TEST(PlanTest, SpecExampleGathersTheEpGroupRaggedInRankOrder) {
 TEST(PlanTest, ReversedGatherMutantLaysMembersOutLastToFirst) {
   const Plan plan = PlanFor(SpecEager(), sut::MutantSet(sut::Mutant::kGpuGatherReversed));
   EXPECT_EQ(plan.gathers[0].offsets, (std::vector<int64_t>{7, 4, 2, 0}));
+}
+
+// The GPU plan takes its dispatch from sut::PlanDispatch: every dispatch
+// mutant of the SUT layer shapes the GPU's collectives the same way.
+TEST(PlanTest, EveryDispatchMutantReachesTheGpuCollectives) {
+  const Case eager = SpecEager();
+  for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
+    if (m.host_capture || m.gpu_only) continue;
+    const sut::MutantSet mutants(m.id);
+    const sut::DispatchPlan dispatch = sut::PlanDispatch(eager, mutants);
+    const Plan plan = PlanFor(eager, mutants);
+    ASSERT_EQ(plan.gathers.size(), dispatch.groups.size()) << m.name;
+    for (size_t g = 0; g < dispatch.groups.size(); ++g) {
+      EXPECT_EQ(std::vector<int64_t>(plan.gathers[g].members.begin(), plan.gathers[g].members.end()),
+                dispatch.groups[g].members) << m.name;
+      EXPECT_EQ(plan.gathers[g].sizes, dispatch.groups[g].sizes) << m.name;
+    }
+    for (size_t r = 0; r < plan.ranks.size(); ++r) {
+      EXPECT_EQ(plan.ranks[r].local_rows, dispatch.ranks[r].shard_rows) << m.name;
+      EXPECT_EQ(plan.ranks[r].n, TotalRows(dispatch.Routed(r))) << m.name;
+    }
+  }
+  // And they differ from the plain plan where the mutant changes dispatch.
+  const Plan tp_major = PlanFor(eager, sut::MutantSet(sut::Mutant::kTpMajorEpOrder));
+  EXPECT_EQ(tp_major.gathers[0].members, (std::vector<int>{0, 2, 1, 3}));
+  const Plan floor = PlanFor(eager, sut::MutantSet(sut::Mutant::kFloorShardSize));
+  EXPECT_EQ(floor.gathers[0].sizes, (std::vector<int64_t>{2, 2, 1, 1}));
 }
 
 TEST(PlanTest, EqualSizesUseAllGather) {
