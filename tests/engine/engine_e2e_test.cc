@@ -71,6 +71,16 @@ INSTANTIATE_TEST_SUITE_P(
              "cases[0].ranks[0].n: the adapter handed capture 11 rows, the request had 10"}),
     [](const ::testing::TestParamInfo<Case>& info) { return Identifier(info.param.mode); });
 
+TEST(EngineSummaryTest, TorchrunRunsSayHowManyCasesHadRealCollectives) {
+  const Result r = R3check("check --sut " + Misbehaving("two-processes") +
+                           " seeds/tp2-dp2-eager.r3case seeds/tp4-dp3-idle-rank.r3case");
+  EXPECT_EQ(r.status, 1) << r.err;  // it captures nothing: a verdict, not an error
+  EXPECT_NE(r.err.find("r3check: engine exec: 1 of 2 case(s) ran with real TP collectives over 2 "
+                       "processes, the rest emulated\n"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(EngineFlagsTest, AMissingVllmPathIsOneLine) {
   const Result r = R3check("check --sut vllm:/nonexistent/vllm seeds/tp2-dp2-eager.r3case");
   EXPECT_EQ(r.status, 2);

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """A protocol-1 adapter that misbehaves on purpose, one way per --mode.
 
+(Mode two-processes behaves, and claims a torchrun world of 2 processes with
+real TP collectives for cases of TP <= 2; it captures nothing.)
+
 r3check must turn each misbehaviour into a one-line error and exit 2, never
 a verdict. Plain Python, no torch: the engine tests drive it as exec:CMD.
 """
@@ -20,7 +23,8 @@ def hello():
     send({"type": "hello", "protocol": 2 if MODE == "wrong-protocol" else 1,
           "engine": "fake", "source": "/dev/null", "sha256": "0" * 64,
           "engine_version": "test", "interface": "none", "device": "cpu",
-          "world_size": 1, "backend": "none"})
+          "world_size": 2 if MODE == "two-processes" else 1,
+          "backend": "gloo" if MODE == "two-processes" else "none"})
 
 
 def good_rank(rank):
@@ -41,7 +45,8 @@ def reply(request):
             ranks[0]["n"] = "ten"
         if MODE == "wrong-n":
             ranks[0]["n"] += 1
-        cases.append({"collective": "emulated", "buffer_dtype": "int32", "ranks": ranks})
+        collective = "real" if MODE == "two-processes" and case["tp"] <= 2 else "emulated"
+        cases.append({"collective": collective, "buffer_dtype": "int32", "ranks": ranks})
     if MODE == "wrong-cases":
         cases = cases[:-1]
     send({"type": "result", "id": request["id"] + (1 if MODE == "wrong-id" else 0),

@@ -106,6 +106,13 @@ class Engine : public sut::ExternalSut {
   }
 
   ~Engine() override {
+    if (hello_.world_size > 1 && cases_run_ > 0) {
+      // Under torchrun, say how many cases had real TP collectives (the others
+      // had T > nproc and ran emulated on process 0).
+      std::cerr << "r3check: engine " << spec_.kind << ": " << real_collective_cases_ << " of "
+                << cases_run_ << " case(s) ran with real TP collectives over " << hello_.world_size
+                << " processes, the rest emulated\n";
+    }
     if (!broken_) {
       try {
         process_.WriteLine(ByeRequest(), 1000);
@@ -146,6 +153,7 @@ class Engine : public sut::ExternalSut {
         for (size_t i = 0; i < batch.size(); ++i) {
           out.push_back(ToObservation(batch[i], batch_plans[i], options, replies[i], i));
           if (replies[i].collective == "real") ++real_collective_cases_;
+          ++cases_run_;
         }
       });
       begin = end;
@@ -203,6 +211,7 @@ class Engine : public sut::ExternalSut {
   Hello hello_;
   int64_t next_id_ = 0;
   int64_t real_collective_cases_ = 0;
+  int64_t cases_run_ = 0;
   bool broken_ = false;
 };
 
