@@ -244,12 +244,16 @@ std::vector<std::pair<std::string, std::vector<Alternative>>> Probes(const Case&
   const Config& cfg = c.config;
   {
     std::vector<Alternative> alts;
-    if (cfg.dp > 1) alts.push_back({std::to_string(cfg.dp - 1), KeepRanks(c, 0, c.step.tokens.size() - 1)});
+    // Labels come from the alternative itself, so they cannot disagree.
+    if (cfg.dp > 1) {
+      Case fewer = KeepRanks(c, 0, c.step.tokens.size() - 1);
+      alts.push_back({std::to_string(fewer.config.dp), fewer});
+    }
     Case more = c;  // one more DP rank, a copy of the last one
     more.config.dp += 1;
     more.step.tokens.push_back(c.step.tokens.back());
     more.step.padded.push_back(c.step.padded.back());
-    alts.push_back({std::to_string(cfg.dp + 1), more});
+    alts.push_back({std::to_string(more.config.dp), more});
     fields.emplace_back("dp", std::move(alts));
   }
   {
