@@ -47,7 +47,7 @@ CI_SAMPLE = os.path.join(ROOT, 'scripts', 'mutation_ci_sample.txt')
 # Folders (or single files) that are mutated; the report groups by these.
 SCOPES = ['src/r3/case', 'src/r3/model', 'src/r3/sut', 'src/r3/check', 'src/r3/minimize',
           'src/cli', 'fuzz/fuzz_sut.cc', 'fuzz/layout_target.cc']
-SUITES = ['unit', 'e2e', 'properties', 'fuzz-replay']
+SUITES = ['unit', 'e2e', 'properties', 'fuzz-replay', 'engine']
 VERIFY = 'verify-2000'  # the pseudo test `r3check verify --cases 2000`
 # Macros never defined in the mutation build (-Dgpu=disabled): code under
 # `#ifdef` of one of them is not compiled, so it is not mutated.
