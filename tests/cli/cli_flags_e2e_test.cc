@@ -493,6 +493,18 @@ TEST(CliFlagsE2eTest, MinimizeSaveIntoATempCorpusThatVerifyRuns) {
   r = R3check("minimize --mutant no-sp-trim --save mine seeds/tp2-dp2-eager.r3case", "", env);
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(Has(r.err, "exists with other content")) << r.err;
+  // Every character class a name may hold, at the edges of each range.
+  r = R3check("minimize --mutant no-sp-trim --save aAzZ09-_.+ seeds/tp2-dp2-eager.r3case", "",
+              env);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(corpus.path() + "/regressions/aAzZ09-_.+.r3case"));
+  for (const char* bad : {"'a b'", "'a`b'", "a@b", "'a[b'", "'a{b'", "a/b", ".hidden"}) {
+    EXPECT_EQ(R3check(std::string("minimize --mutant no-sp-trim --save ") + bad +
+                          " seeds/tp2-dp2-eager.r3case", "", env)
+                  .status,
+              2)
+        << bad;
+  }
 }
 
 }  // namespace
