@@ -1,7 +1,6 @@
 #include "r3/sut/internal/dispatch.h"
 
 #include <algorithm>
-#include <stdexcept>
 #include <string>
 
 #include "r3/case/checked_math.h"
@@ -40,24 +39,6 @@ RowRuns SequenceParallelChunk(int64_t dp_rank, int64_t num_tokens, int64_t tp_ra
   AppendRun(padded, {RowRun::kPad, 0, padded_len - num_tokens});
   const RowTensor whole(std::move(padded));
   return whole.Slice(CheckedMul(tp_rank, shard), CheckedMul(tp_rank + 1, shard));
-}
-
-RowRuns AllGatherV(const std::vector<const RowRuns*>& members, const std::vector<int64_t>& sizes) {
-  if (members.size() != sizes.size()) {
-    throw std::runtime_error("all_gatherv: " + std::to_string(sizes.size()) + " sizes for " +
-                             std::to_string(members.size()) + " group members");
-  }
-  RowRuns out;
-  for (size_t i = 0; i < members.size(); ++i) {
-    const int64_t held = TotalRows(*members[i]);
-    if (held < sizes[i]) {
-      throw std::runtime_error("all_gatherv: member " + std::to_string(i) + " holds " +
-                               std::to_string(held) + " rows, size says " +
-                               std::to_string(sizes[i]));
-    }
-    AppendRuns(out, RowTensor(*members[i]).Slice(0, sizes[i]));
-  }
-  return out;
 }
 
 int64_t WorstCaseKernelRows(const Config& config) {

@@ -1,6 +1,6 @@
 // vLLM's dispatch side, re-implemented for the host SUTs: whether MoE SP is
-// on, _compute_sp_num_tokens, SP chunking and all_gatherv. Deliberately not
-// shared with r3::model.
+// on, _compute_sp_num_tokens and SP chunking (all_gatherv is in
+// dispatch_plan.cc). Deliberately not shared with r3::model.
 #ifndef R3_SUT_INTERNAL_DISPATCH_H_
 #define R3_SUT_INTERNAL_DISPATCH_H_
 
@@ -26,10 +26,6 @@ std::vector<int64_t> ComputeSpNumTokens(const std::vector<int64_t>& num_tokens, 
 // shard `tp_rank`.
 RowRuns SequenceParallelChunk(int64_t dp_rank, int64_t num_tokens, int64_t tp_rank,
                               int64_t tp_size, const MutantSet& mutants);
-
-// all_gatherv: concatenates sizes[i] rows of members[i], in member order.
-// Throws std::runtime_error when a member holds fewer rows than its size.
-RowRuns AllGatherV(const std::vector<const RowRuns*>& members, const std::vector<int64_t>& sizes);
 
 // Kernel input rows of the warmup step (every DP rank at M): the most the
 // dispatcher can hand the kernel.
