@@ -779,16 +779,7 @@ class Interface:
                 "RoutedExpertsCapturer.create() + init_buffer(max_num_batched_tokens, max_num_kv_tokens, vllm_config)",
             ]
         )
-        try:
-            required, shown = _required_params(cls.__init__, skip_self=True)
-        except (TypeError, ValueError) as e:
-            raise Fatal(f"cannot inspect RoutedExpertsCapturer.__init__: {_exc_text(e)}")
-        unknown = [p.name for p in required if p.name not in _PARAM_VALUES]
-        if unknown:
-            raise Fatal(
-                f"RoutedExpertsCapturer.__init__ takes ({', '.join(shown)}): not an interface this adapter drives "
-                f"(parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} unknown; known: {known})"
-            )
+        required = self._drivable_params(cls.__init__, "__init__", known)
         self.init_params = [p.name for p in required]
         self.buffer_params = None
         self.use_create = False
@@ -801,21 +792,28 @@ class Interface:
             self.kind = "init"
             self.description = "RoutedExpertsCapturer()"
             return
-        try:
-            breq, bshown = _required_params(init_buffer, skip_self=True)
-        except (TypeError, ValueError) as e:
-            raise Fatal(f"cannot inspect RoutedExpertsCapturer.init_buffer: {_exc_text(e)}")
-        bunknown = [p.name for p in breq if p.name not in _PARAM_VALUES]
-        if bunknown:
-            raise Fatal(
-                f"RoutedExpertsCapturer.init_buffer takes ({', '.join(bshown)}): not an interface this adapter drives "
-                f"(unknown: {', '.join(bunknown)}; known: {known})"
-            )
+        breq = self._drivable_params(init_buffer, "init_buffer", known)
         self.kind = "init_buffer"
         self.buffer_params = [p.name for p in breq]
         self.use_create = callable(getattr(cls, "create", None))
         head = "RoutedExpertsCapturer.create()" if self.use_create else "RoutedExpertsCapturer()"
         self.description = f"{head} + init_buffer({', '.join(self.buffer_params)})"
+
+    @staticmethod
+    def _drivable_params(fn, name, known):
+        """The required parameters of RoutedExpertsCapturer.<name>; Fatal
+        when one is not a value this adapter can supply."""
+        try:
+            required, shown = _required_params(fn, skip_self=True)
+        except (TypeError, ValueError) as e:
+            raise Fatal(f"cannot inspect RoutedExpertsCapturer.{name}: {_exc_text(e)}")
+        unknown = [p.name for p in required if p.name not in _PARAM_VALUES]
+        if unknown:
+            raise Fatal(
+                f"RoutedExpertsCapturer.{name} takes ({', '.join(shown)}): not an interface this adapter drives "
+                f"(parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} unknown; known: {known})"
+            )
+        return required
 
     def _reset_singletons(self):
         cls = self.cls
