@@ -43,6 +43,8 @@ CI_RESULTS = os.path.join(STATE, 'ci-results.json')
 LOGS = os.path.join(STATE, 'logs')
 EQUIVALENTS = os.path.join(ROOT, 'scripts', 'mutation_equivalents.txt')
 CI_SAMPLE = os.path.join(ROOT, 'scripts', 'mutation_ci_sample.txt')
+COVERAGE = os.path.join(STATE, 'coverage.json')  # which test executes which line
+FILE_LIST = None  # --file-list: the tree's files when there is no git checkout
 
 # Folders (or single files) that are mutated; the report groups by these.
 SCOPES = ['src/r3/case', 'src/r3/model', 'src/r3/sut', 'src/r3/check', 'src/r3/minimize',
@@ -669,9 +671,15 @@ def source_files(rev):
                 if member.isfile():
                     files[member.name] = tar.extractfile(member).read()
         return files
-    out = subprocess.run(['git', '-C', ROOT, 'ls-files', '-z', '-co', '--exclude-standard'],
-                         check=True, stdout=subprocess.PIPE).stdout.decode()
-    for p in out.split('\0'):
+    if FILE_LIST:
+        # a copy without .git (a device run): the list written by --write-file-list
+        with open(FILE_LIST) as f:
+            paths = [line.rstrip('\n') for line in f if line.strip()]
+    else:
+        out = subprocess.run(['git', '-C', ROOT, 'ls-files', '-z', '-co', '--exclude-standard'],
+                             check=True, stdout=subprocess.PIPE).stdout.decode()
+        paths = out.split('\0')
+    for p in paths:
         if not p or p.startswith('.mutate/'):
             continue
         full = os.path.join(ROOT, p)
@@ -803,6 +811,28 @@ def run_bounded(cmd, timeout, cwd=None, env=None, log_path=None, keep=256 * 1024
     return rc, time.time() - t0, data.decode(errors='replace')
 
 
+def _configured_dirs():
+    """(source dir, build dir) the build dir was configured with; they differ
+    from WORK/BUILD when the whole tree was copied elsewhere (a parallel
+    device run copies one built tree per worker)."""
+    try:
+        with open(os.path.join(BUILD, 'meson-info', 'meson-info.json')) as f:
+            d = json.load(f)['directories']
+        return d['source'], d['build']
+    except (OSError, KeyError, ValueError):
+        return WORK, BUILD
+
+
+def rebase(value):
+    """A path (or a string holding paths) of the configured build dir moved to
+    BUILD; paths into the source tree stay (tests read their data there, and
+    only the copy's own sources are mutated)."""
+    _, build = _configured_dirs()
+    if build == BUILD or not isinstance(value, str):
+        return value
+    return value.replace(build, BUILD)
+
+
 def configure(jobs):
     if not os.path.exists(os.path.join(BUILD, 'build.ninja')):
         log('mutate: configuring %s (-Dgpu=disabled)' % os.path.relpath(BUILD, ROOT))
@@ -860,7 +890,7 @@ def load_tests(suites=None):
     failing = should_fail_tests()
     intro = subprocess.run(['meson', 'introspect', '--tests', '--targets', BUILD], check=True,
                            stdout=subprocess.PIPE).stdout
-    data = json.loads(intro)
+    data = json.loads(rebase(intro.decode()))
     by_id = {t['id']: t['filename'] for t in data['targets']}
     tests = []
     for t in data['tests']:
@@ -936,7 +966,7 @@ def affected_targets(paths, all_targets):
 def objects_of(path):
     """Object files compiled from a .cc (compile_commands.json)."""
     with open(os.path.join(BUILD, 'compile_commands.json')) as f:
-        db = json.load(f)
+        db = json.loads(rebase(f.read()))
     full = os.path.join(WORK, path)
     return [e['output'] for e in db
             if os.path.normpath(os.path.join(e['directory'], e['file'])) == full]
@@ -1017,6 +1047,7 @@ class Runner:
         self.sources = mutation_sources(files)
         self.jobs = args.jobs
         self.affected = None  # {source: ninja outputs that depend on it}
+        self.coverage = None  # Coverage: which tests execute a mutant's line
 
     def prepare(self, full):
         """full: build everything and map sources to tests (a normal run);
@@ -1033,12 +1064,13 @@ class Runner:
                 log('mutate: scratch copy updated (%d files)' % changed)
             configure(self.jobs)
         every = load_tests(self.args.suite)
-        self.tests = [t for t in every if t.name not in self.args.skip_test]
+        self.tests = [t for t in every if t.name not in self.args.skip_test
+                      and (not self.args.test or t.name in self.args.test)]
         unknown = set(self.args.skip_test) - {t.name for t in every}
         if unknown:
             sys.exit('mutate: --skip-test: no such test: ' + ' '.join(sorted(unknown)))
         self.all_targets = sorted({x for t in self.tests for x in t.targets})
-        digest = snapshot_digest(self.files) + ':' + BUILD
+        digest = snapshot_digest(self.files) + ':' + os.path.relpath(BUILD, ROOT)
         cache = os.path.join(STATE, 'baseline.json')
         base = {}
         if os.path.exists(cache):
@@ -1073,9 +1105,10 @@ class Runner:
         rc, _, out = ninja(sorted({x for t in todo for x in t.targets}), self.jobs, 7200)
         if rc != 0:
             sys.exit('mutate: the pristine copy does not build:\n' + out[-3000:])
-        for t in todo:
+        def one(t):
             path = os.path.join(LOGS, 'baseline-%s.txt' % t.name)
-            res, secs, detail = run_test(t, max(t.timeout, 60) * 2, path)
+            return (t, path) + run_test(t, max(t.timeout, 60) * 2, path)
+        for t, path, res, secs, detail in parallel_map(one, todo, self.args.test_jobs):
             if res != 'pass':
                 sys.exit('mutate: %s fails on the pristine copy (%s %s); fix that first, see %s'
                          % (t.name, res, detail or '', path))
@@ -1090,6 +1123,8 @@ class Runner:
             tests = [t for t in self.tests if any(x in dirty for x in t.targets)]
         else:
             tests = list(self.tests)
+        if self.coverage is not None:
+            tests = self.coverage.select(m, tests)
         pref = PREFERRED.get(m.folder(), [])
         file_hints = hints.get(m.file, {})
 
@@ -1144,6 +1179,8 @@ class Runner:
         tests = self.order(m, hints, first)
         rec['tests'] = 0
         if not tests:
+            if self.coverage is not None and self.coverage.instrumented(m):
+                return 'survived', None, None, 'no test executes this line'
             return 'survived', None, None, 'no test depends on this file'
         built = set()
         for t in tests:
@@ -1166,6 +1203,143 @@ class Runner:
         if os.path.exists(log_path):
             os.remove(log_path)
         return 'survived', None, None, None
+
+
+def parallel_map(fn, items, jobs):
+    """fn over items on `jobs` threads (each runs a subprocess), in order."""
+    if jobs <= 1:
+        return [fn(x) for x in items]
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        return list(pool.map(fn, items))
+
+
+# --------------------------------------------------------------------------
+# Coverage: run only the tests that execute a mutant's line.
+
+class Coverage:
+    """The line coverage of each test on the pristine tree (--collect-coverage).
+    A mutant on a line that gcov instruments runs only the tests that
+    executed that line: the others run the original code throughout, so they
+    cannot see it. A line gcov does not instrument (a declaration, a
+    continuation line, code folded at compile time) keeps every test."""
+
+    def __init__(self, data):
+        self.tests = {name: {f: set(lines) for f, lines in files.items()}
+                      for name, files in data['tests'].items()}
+        self.lines = {f: set(lines) for f, lines in data['instrumented'].items()}
+
+    def instrumented(self, m):
+        return m.line in self.lines.get(m.file, ())
+
+    def select(self, m, tests):
+        if not self.instrumented(m):
+            return tests
+        # a test missing from the map (added since) is kept
+        return [t for t in tests if t.name not in self.tests
+                or m.line in self.tests[t.name].get(m.file, ())]
+
+
+def load_coverage(tree):
+    if not os.path.exists(COVERAGE):
+        return None
+    with open(COVERAGE) as f:
+        data = json.load(f)
+    if data.get('tree') != tree:
+        log('mutate: %s is for another tree; running every affected test '
+            '(--collect-coverage to refresh)' % os.path.relpath(COVERAGE, ROOT))
+        return None
+    return Coverage(data)
+
+
+def gcov_lines(gcda_files, cwd):
+    """{source path as compiled: (instrumented lines, executed lines)} from
+    gcov's JSON output for these .gcda files (their .gcno beside them)."""
+    out = {}
+    for k in range(0, len(gcda_files), 64):
+        r = subprocess.run(['gcov', '--json-format', '--stdout'] + gcda_files[k:k + 64],
+                           cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        for doc in r.stdout.decode(errors='replace').splitlines():
+            doc = doc.strip()
+            if not doc.startswith('{'):
+                continue
+            d = json.loads(doc)
+            base = d.get('current_working_directory', cwd)
+            for f in d.get('files', []):
+                path = os.path.normpath(os.path.join(base, f['file']))
+                inst, hit = out.setdefault(path, (set(), set()))
+                for ln in f.get('lines', []):
+                    inst.add(ln['line_number'])
+                    if ln['count'] > 0:
+                        hit.add(ln['line_number'])
+    return out
+
+
+def collect_coverage(args, files):
+    """Builds WORK/covbuild with -Db_coverage=true, runs every test of the
+    suites once (each with its own GCOV_PREFIX, --test-jobs at a time) and
+    writes COVERAGE: per test, the lines of the mutated sources it executed."""
+    global BUILD
+    sync_work(files)
+    BUILD = os.path.join(WORK, 'covbuild')
+    if not os.path.exists(os.path.join(BUILD, 'build.ninja')):
+        log('mutate: configuring %s (-Db_coverage=true)' % os.path.relpath(BUILD, ROOT))
+        subprocess.run(['meson', 'setup', BUILD, '-Dgpu=disabled', '-Db_coverage=true'],
+                       cwd=WORK, check=True, stdout=subprocess.DEVNULL)
+    tests = [t for t in load_tests(args.suite) if t.name not in args.skip_test
+             and (not args.test or t.name in args.test)]
+    log('mutate: building the coverage build (ninja -j%d)' % args.jobs)
+    rc, _, out = ninja(sorted({x for t in tests for x in t.targets}), args.jobs, 7200)
+    if rc != 0:
+        sys.exit('mutate: the coverage build failed:\n' + out[-3000:])
+    root = os.path.join(STATE, 'cov')
+    subprocess.run(['rm', '-rf', root], check=True)
+    sources = {os.path.join(WORK, p): p for p in mutation_sources(files)}
+    gcnos = []
+    for d, _, names in os.walk(BUILD):
+        gcnos += [os.path.join(d, n) for n in names if n.endswith('.gcno')]
+
+    def one(t):
+        prefix = os.path.join(root, t.name)
+        t.env = dict(t.env, GCOV_PREFIX=prefix, GCOV_PREFIX_STRIP='0')
+        res, secs, detail = run_test(t, max(t.timeout, 60) * 4,
+                                     os.path.join(LOGS, 'coverage-%s.txt' % t.name))
+        if res != 'pass':
+            return t.name, res, detail, None
+        gcdas = []
+        for g in gcnos:  # gcov wants the .gcno beside the .gcda
+            gcda = prefix + g[:-len('.gcno')] + '.gcda'
+            if os.path.exists(gcda):
+                os.symlink(g, gcda[:-len('.gcda')] + '.gcno')
+                gcdas.append(gcda)
+        lines = gcov_lines(gcdas, BUILD)
+        return t.name, res, detail, lines
+
+    log('mutate: coverage of %d tests (%d at a time)' % (len(tests), args.test_jobs))
+    data = {'tree': snapshot_digest(files), 'tests': {}, 'instrumented': {}}
+    for name, res, detail, lines in parallel_map(one, tests, args.test_jobs):
+        if lines is None:
+            sys.exit('mutate: %s fails in the coverage build (%s %s)' % (name, res, detail or ''))
+        hits = {}
+        for path, (inst, hit) in lines.items():
+            rel = sources.get(path)
+            if rel is None:
+                continue
+            data['instrumented'].setdefault(rel, set()).update(inst)
+            if hit:
+                hits[rel] = sorted(hit)
+        data['tests'][name] = hits
+    data['instrumented'] = {f: sorted(v) for f, v in data['instrumented'].items()}
+    with open(COVERAGE, 'w') as f:
+        json.dump(data, f)
+    subprocess.run(['rm', '-rf', root], check=True)
+    executed = sum(len(set().union(*[set(h.get(f, ())) for h in data['tests'].values()]))
+                   for f in data['instrumented'])
+    total = sum(len(v) for v in data['instrumented'].values())
+    log('mutate: wrote %s: %d tests; %d of %d instrumented lines of the mutated sources '
+        'executed by some test' % (os.path.relpath(COVERAGE, ROOT), len(data['tests']),
+                                   executed, total))
+    return 0
 
 
 def restore_journal():
@@ -1314,13 +1488,44 @@ def main():
     ap.add_argument('--skip-test', action='append', default=[], metavar='NAME',
                     help='leave this test out (one that fails on the pristine copy); '
                     'repeatable')
+    ap.add_argument('--test', action='append', metavar='NAME',
+                    help='run only this test (repeatable; for trying the tool itself)')
     ap.add_argument('--jobs', type=int, default=1, help='ninja -j (default 1)')
+    ap.add_argument('--test-jobs', type=int, default=1,
+                    help='tests run at once in the baseline and --collect-coverage (default 1)')
+    ap.add_argument('--collect-coverage', action='store_true',
+                    help='record which test executes which line (a -Db_coverage build in '
+                    '.mutate/work/covbuild); later runs then skip the tests that never reach '
+                    'a mutant\'s line')
+    ap.add_argument('--survivors', action='store_true',
+                    help='only mutants with no kill recorded for their current file contents '
+                    '(after adding tests: re-run what survived)')
+    ap.add_argument('--shard', metavar='K/N',
+                    help='run only the K-th of N interleaved parts of the selection (0-based; '
+                    'one per worker of a parallel run, each in its own copy of the tree)')
+    ap.add_argument('--file-list', metavar='FILE',
+                    help='the tree\'s files, one per line, for a copy without .git '
+                    '(write it with --write-file-list)')
+    ap.add_argument('--write-file-list', metavar='FILE',
+                    help='write the tree\'s files (git ls-files) to FILE and exit')
+    ap.add_argument('--merge', nargs='+', metavar='RESULTS',
+                    help='append the records of these results.json files (parallel workers) '
+                    'to .mutate/results.json and exit')
     ap.add_argument('--timeout-factor', type=float, default=5.0,
                     help='a test times out after this many times its baseline (default 5)')
     ap.add_argument('--min-test-timeout', type=float, default=20.0)
     ap.add_argument('--build-timeout', type=float, default=900.0)
     args = ap.parse_args()
-    global WORK, BUILD
+    global WORK, BUILD, FILE_LIST
+    FILE_LIST = args.file_list and os.path.abspath(args.file_list)
+    if args.merge:
+        records = load_results(RESULTS)
+        for path in args.merge:
+            records += load_results(path)
+        os.makedirs(STATE, exist_ok=True)
+        save_results(RESULTS, records)
+        log('mutate: %s now holds %d records' % (os.path.relpath(RESULTS, ROOT), len(records)))
+        return 0
     if args.in_place:
         if args.rev:
             sys.exit('mutate: --in-place tests the working tree; leave out --rev')
@@ -1330,6 +1535,12 @@ def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `--list | head`
 
     files = source_files(args.rev)
+    if args.write_file_list:
+        with open(args.write_file_list, 'w') as f:
+            f.write(''.join(p + '\n' for p in sorted(files)))
+        return 0
+    if args.collect_coverage:
+        return collect_coverage(args, files)
     muts = all_mutants(files)
     if args.paths:
         ps = [p.rstrip('/') for p in args.paths]
@@ -1372,6 +1583,11 @@ def main():
             selected = [by_id[i] for i in args.ids]
         elif args.sample:
             selected = pick_sample(muts, args.sample, args.seed)
+        if args.survivors:
+            killed = {k for k, r in latest(load_results(RESULTS)).items()
+                      if r['status'] in ('killed', 'timeout', 'build-error')}
+            selected = [m for m in selected if (m.id, m.file_sha) not in killed
+                        and m.id not in equivalents]
         results_path, resume = RESULTS, args.resume
 
     if args.list:
@@ -1407,6 +1623,8 @@ def main():
             % (len(selected) - len(todo), len(selected)))
     runner = Runner(args, files)
     runner.prepare(full=not args.ci)
+    if not args.ci:
+        runner.coverage = load_coverage(tree)
     hints = hints_from(load_results(RESULTS))
     if args.ci:
         # Only the tests the sample names, each checked on the pristine copy.
@@ -1418,6 +1636,14 @@ def main():
     else:
         runner.baseline(runner.tests)
     todo = run_order(todo, args.seed) if not args.ci else todo
+    if args.shard:
+        k, n = (int(x) for x in args.shard.split('/'))
+        if not 0 <= k < n:
+            sys.exit('mutate: --shard K/N needs 0 <= K < N')
+        # headers are slow (every TU that includes them rebuilds): deal them
+        # out evenly, then the rest, both in run order
+        hdr = [m for m in todo if m.file.endswith('.h')]
+        todo = hdr[k::n] + [m for m in todo if not m.file.endswith('.h')][k::n]
     failures = []
     ran = 0
     for k, m in enumerate(todo):
