@@ -1294,6 +1294,7 @@ def collect_coverage(args, files):
         sys.exit('mutate: the coverage build failed:\n' + out[-3000:])
     root = os.path.join(STATE, 'cov')
     subprocess.run(['rm', '-rf', root], check=True)
+    os.makedirs(LOGS, exist_ok=True)
     sources = {os.path.join(WORK, p): p for p in mutation_sources(files)}
     gcnos = []
     for d, _, names in os.walk(BUILD):
