@@ -34,7 +34,9 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STATE = os.path.join(ROOT, '.mutate')
+# R3_MUTATE_STATE: another state folder (its own scratch copy and results),
+# so that several people can try mutants of one checkout at once.
+STATE = os.path.abspath(os.environ.get('R3_MUTATE_STATE') or os.path.join(ROOT, '.mutate'))
 WORK = os.path.join(STATE, 'work')  # the scratch copy (--in-place: the checkout itself)
 BUILD = os.path.join(WORK, 'build')
 JOURNAL = os.path.join(STATE, 'applied.json')  # --in-place: the file being mutated
@@ -1323,6 +1325,13 @@ def collect_coverage(args, files):
 
     log('mutate: coverage of %d tests (%d at a time)' % (len(tests), args.test_jobs))
     data = {'tree': snapshot_digest(files), 'tests': {}, 'instrumented': {}}
+    if args.test and os.path.exists(COVERAGE):
+        # --test: refresh these tests in a map of the same tree, keep the rest
+        with open(COVERAGE) as f:
+            old = json.load(f)
+        if old.get('tree') == data['tree']:
+            data['tests'] = old['tests']
+            data['instrumented'] = {f: set(v) for f, v in old['instrumented'].items()}
     for name, res, detail, lines in parallel_map(one, tests, args.test_jobs):
         if lines is None:
             sys.exit('mutate: %s fails in the coverage build (%s %s)' % (name, res, detail or ''))
