@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
+#include "r3/case/checked_math.h"
+
 namespace r3 {
 namespace {
 
@@ -54,6 +58,17 @@ TEST(RowsTest, SliceAgreesWithRowByRowExpansion) {
       EXPECT_EQ(tensor.Slice(start, end), expected) << start << ".." << end;
     }
   }
+}
+
+// SP shard sizes and the per-shard capturer mutant divide with CeilDiv; a
+// negative batch or a zero TP size must be an error, never a division by zero.
+TEST(CheckedMathTest, CeilDivRoundsUpAndRejectsNegativeDividendsAndNonPositiveDivisors) {
+  EXPECT_EQ(CeilDiv(/*a=*/0, /*b=*/4), 0);
+  EXPECT_EQ(CeilDiv(/*a=*/7, /*b=*/2), 4);
+  EXPECT_EQ(CeilDiv(/*a=*/8, /*b=*/2), 4);
+  EXPECT_THROW(CeilDiv(/*a=*/-1, /*b=*/2), std::invalid_argument);
+  EXPECT_THROW(CeilDiv(/*a=*/5, /*b=*/0), std::invalid_argument);
+  EXPECT_THROW(CeilDiv(/*a=*/5, /*b=*/-2), std::invalid_argument);
 }
 
 }  // namespace
