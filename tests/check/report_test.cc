@@ -130,5 +130,11 @@ TEST(ReportEdgesTest, LegendShowsSixteenRunsThenACount) {
   EXPECT_EQ(RenderLegend(runs).find("more runs"), std::string::npos);
 }
 
+TEST(ReportEdgesTest, StripNamesDpRanksUpTo35AndStarsTheRest) {
+  RowRuns runs;
+  for (int64_t d : {9, 10, 35, 36, 37}) AppendRun(runs, {d, 0, 1});
+  EXPECT_EQ(RenderStrip(runs), "|9|a|z|*|*|");
+}
+
 }  // namespace
 }  // namespace r3::check

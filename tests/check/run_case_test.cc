@@ -55,5 +55,30 @@ TEST(RunCaseTest, KnownFindingsExplainOnlyTheirOwnViolations) {
   EXPECT_FALSE(mutated.PassesOrKnown());
 }
 
+TEST(RunCaseTest, CountsTheViolationsNoKnownFindingExplains) {
+  // The decode-pad finding explains the internal step's row violations; the
+  // int8 snapshot's dtype violation is explained by none.
+  const CaseResult result =
+      RunCase(testing::MakeCase({.dispatch = Dispatch::kInternal, .tokens = {1, 1}}),
+              {.mutants = sut::MutantSet(sut::Mutant::kSnapshotInt8)});
+  int explained = 0;
+  for (const KnownFinding* f : result.explained) explained += f != nullptr ? 1 : 0;
+  const int violations = static_cast<int>(result.verdict.violations.size());
+  ASSERT_GT(explained, 0);
+  ASSERT_LT(explained, violations);
+  EXPECT_EQ(result.CountUnexplained(), violations - explained);
+  EXPECT_FALSE(result.PassesOrKnown());
+}
+
+TEST(RunCaseTest, AnIdleStepHandsTheKernelNoRows) {
+  // No DP rank scheduled a token: the model and the SUT both report an empty
+  // kernel batch, which every replay buffer fits.
+  const Case c = testing::MakeCase({.tokens = {0, 0}});
+  const CaseResult result = RunCase(c, {});
+  EXPECT_TRUE(result.verdict.ok());
+  EXPECT_EQ(result.layout.kernel_rows, 0);
+  EXPECT_EQ(result.observation.kernel_rows, 0);
+}
+
 }  // namespace
 }  // namespace r3::check
