@@ -44,6 +44,19 @@ TEST(DispatchPlanTest, WithoutSpEachTpIndexGathersItsDpGroup) {
   EXPECT_EQ(DescribeRuns(plan.Routed(3)), "dp0[0..5) dp1[0..3)");
 }
 
+TEST(DispatchPlanTest, WithoutSpEveryTpRankOwnsItsDpRanksWholeBatchFromRowZero) {
+  // The GPU path sends [shard_first, shard_first + shard_rows) of the held
+  // rows: without SP that is the DP rank's whole batch on every TP rank.
+  const DispatchPlan plan = PlanDispatch(MakeCase({.ep = false, .tokens = {5, 3}}), {});
+  ASSERT_EQ(plan.ranks.size(), 4u);
+  for (const RankDispatch& r : plan.ranks) {
+    const int64_t batch = r.dp == 0 ? 5 : 3;
+    EXPECT_EQ(r.held_rows, batch) << "dp" << r.dp << "/tp" << r.tp;
+    EXPECT_EQ(r.shard_first, 0) << "dp" << r.dp << "/tp" << r.tp;
+    EXPECT_EQ(r.shard_rows, batch) << "dp" << r.dp << "/tp" << r.tp;
+  }
+}
+
 TEST(DispatchPlanTest, InternalDispatchRoutesEachRanksOwnShard) {
   const DispatchPlan plan =
       PlanDispatch(MakeCase({.dispatch = Dispatch::kInternal, .tokens = {5, 3}}), {});
