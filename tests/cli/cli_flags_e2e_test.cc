@@ -346,6 +346,17 @@ TEST(CliFlagsE2eTest, VerifyCorpusFlag) {
   EXPECT_TRUE(Has(r.out, "corpus " + corpus.path() + ",")) << r.out;
 }
 
+TEST(CliFlagsE2eTest, VerifyCorpusReadsOnlyR3caseFiles) {
+  // Notes and sub-folders beside the cases are not cases, whatever their names.
+  ScratchCorpus corpus("verify-only-cases-corpus",
+                       {{"seeds/eager.r3case", "seeds/tp2-dp2-eager.r3case"},
+                        {"seeds/README.md", "how these seeds were chosen\n"}});
+  std::filesystem::create_directories(corpus.path() + "/seeds/old.r3case");
+  const Result r = R3check("verify --cases 0 --corpus " + corpus.path());
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(Has(r.out, "seeds               1        1")) << r.out;
+}
+
 TEST(CliFlagsE2eTest, VerifyCorpusFailurePaths) {
   // A folder that does not exist: exit 2, not an OK over generated cases only.
   Result r = R3check("verify --cases 5 --corpus " + TempPath("no-such-corpus"));

@@ -3,6 +3,8 @@
 // status 2, never a verdict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -123,6 +125,49 @@ TEST(EngineFlagsTest, EngineFlagsNeedAnEngine) {
               " seeds/tp2-dp2-eager.r3case");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "r3check: --engine-launch: 'slurm' is not none | torchrun\n");
+}
+
+TEST(EngineFlagsTest, NprocTakesOneTo1024) {
+  // In range, --nproc gets past the flag check to the next error (it needs an
+  // engine); out of range, the flag itself is the error.
+  for (const char* nproc : {"2", "1024"}) {
+    const Result r = R3check(std::string("check --nproc ") + nproc + " seeds/tp2-dp2-eager.r3case");
+    EXPECT_EQ(r.status, 2) << nproc;
+    EXPECT_NE(r.err.find("--engine-*/--nproc: apply to an engine SUT"), std::string::npos)
+        << nproc << ": " << r.err;
+  }
+  for (const char* nproc : {"0", "1025"}) {
+    const Result r = R3check(std::string("check --nproc ") + nproc + " seeds/tp2-dp2-eager.r3case");
+    EXPECT_EQ(r.status, 2) << nproc;
+    EXPECT_EQ(r.err, std::string("r3check: --nproc: Value ") + nproc + " not in range 1 to 1024\n");
+  }
+  // 1 is the default: no engine flag given, the built-in SUT runs.
+  EXPECT_EQ(R3check("check --nproc 1 seeds/tp2-dp2-eager.r3case").status, 0);
+}
+
+TEST(EngineFlagsTest, TorchrunLaunchRunsTheEnginePythonWithTheLauncherArguments) {
+  // A stand-in for the interpreter that records its arguments and exits.
+  const std::string argv_file = r3::testing::TempPath("engine-python-argv.txt");
+  const std::string python = r3::testing::TempPath("engine-python.sh");
+  std::filesystem::remove(argv_file);
+  std::ofstream(python) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" << argv_file << "'\nexit 3\n";
+  std::filesystem::permissions(python, std::filesystem::perms::owner_all);
+  const std::string source = R3CHECK_TESTS;
+  const Result r = R3check("check --sut vllm:" + source + " --engine-python " + python +
+                           " --engine-launch torchrun --nproc 2 --engine-launch-arg=--nnodes=2"
+                           " seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("exited before answering hello (exited with status 3)"), std::string::npos)
+      << r.err;
+  const std::string argv = r3::testing::Slurp(argv_file);
+  // python -m torch.distributed.run --nproc-per-node 2 --nnodes=2 ADAPTER --source ...
+  EXPECT_TRUE(argv.starts_with("-m\ntorch.distributed.run\n--nproc-per-node\n2\n--nnodes=2\n/"))
+      << argv;
+  EXPECT_TRUE(argv.ends_with("/vllm/r3_adapter.py\n--source\n" + source + "\n--device\ncpu\n"))
+      << argv;
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), '\n'), 10) << argv;
+  std::filesystem::remove(argv_file);
+  std::filesystem::remove(python);
 }
 
 TEST(EngineFlagsTest, GpuFlagIsNotForEngines) {
