@@ -4,18 +4,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <iterator>
 
 #include "r3/case/case_format.h"
 
 namespace r3::cli {
 
 Case ReadCaseArg(const std::string& path) {
-  if (path == "-") {
-    const std::string text{std::istreambuf_iterator<char>(std::cin),
-                           std::istreambuf_iterator<char>()};
-    return ParseCase(text, "<stdin>");
-  }
+  if (path == "-") return ReadCase(std::cin, "<stdin>");
   return LoadCaseFile(path);
 }
 

@@ -11,11 +11,14 @@
 namespace r3::cli {
 
 void GpuFlags::AddTo(CLI::App& app) {
-  app.add_flag("--gpu", gpu, "run the cases through the CUDA capture path on the GPU(s)");
+  CLI::Option* on = app.add_flag("--gpu", gpu, "run the cases through the CUDA capture path on the GPU(s)");
+  // Without --gpu these would silently check on the host.
   app.add_option("--gpu-ranks", ranks,
                  "auto: ranks on the GPUs (NCCL between them); emulated: all on one GPU")
-      ->check(CLI::IsMember({"auto", "emulated"}));
-  app.add_flag("--gpu-graph", graph, "capture each step as a CUDA graph and check 3 replays");
+      ->check(CLI::IsMember({"auto", "emulated"}))
+      ->needs(on);
+  app.add_flag("--gpu-graph", graph, "capture each step as a CUDA graph and check 3 replays")
+      ->needs(on);
 }
 
 void RejectGpuWithEngine(const GpuFlags& gpu, const SutFlags& flags) {

@@ -13,6 +13,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"r3check: checks vLLM's routing-replay capture and buffer sizing against a "
                "reference model of gathered-shard layouts"};
+  app.name("r3check");
   app.require_subcommand(1);
   int exit_code = 0;
   r3::cli::AddCheckCommand(app, &exit_code);
@@ -22,6 +23,19 @@ int main(int argc, char** argv) {
   r3::cli::AddMutantsCommand(app, &exit_code);
   r3::cli::AddMinimizeCommand(app, &exit_code);
   r3::cli::AddEnginesCommand(app, &exit_code);
+  // A first word that is no command (a typo, or nothing at all) gets the
+  // usage, not CLI11's "A subcommand is required".
+  const auto is_command = [&app](const char* word) {
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      if (sub->get_name() == word) return true;
+    }
+    return false;
+  };
+  if (argc < 2 || (argv[1][0] != '-' && !is_command(argv[1]))) {
+    if (argc >= 2) std::fprintf(stderr, "r3check: unknown command '%s'\n\n", argv[1]);
+    std::fprintf(stderr, "%s", app.help().c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

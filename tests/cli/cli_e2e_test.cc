@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/testing/r3check_runner.h"
+#include "tests/testing/run_shell.h"
 
 namespace {
 
@@ -65,6 +66,92 @@ TEST(CliE2eTest, CheckReadsStandardInput) {
                                             "/seeds/tp2-dp2-graph-decode.r3case"));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("<stdin>: PASS"), std::string::npos) << r.out;
+}
+
+TEST(CliE2eTest, StandardInputIsBoundedLikeAFile) {
+  // Past the 1 MiB limit the read stops with the file error, instead of
+  // reading until memory runs out.
+  Result r = R3check("check -", std::string((1 << 20) + 1, '#'));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "<stdin>:1: r3case: input is larger than 1 MiB\n");
+  EXPECT_EQ(r.out, "");
+  // An endless stream (a mistyped `< /dev/zero`) ends the same way, well
+  // inside a 512 MiB address-space limit (reading it all would hit the limit).
+  const std::string err = TempPath("stdin_zero_err");
+  const r3::testing::ShellResult shell = r3::testing::RunShell(
+      "ulimit -v 524288; " + std::string(std::getenv("R3CHECK_BIN")) + " check - </dev/zero 2>" +
+      err);
+  EXPECT_EQ(shell.status, 2);
+  EXPECT_EQ(Slurp(err), "<stdin>:1: r3case: input is larger than 1 MiB\n");
+}
+
+TEST(CliE2eTest, AWordThatIsNoCommandGetsTheUsage) {
+  for (const char* args : {"frobnicate", "chek seeds/tp2-dp2-eager.r3case", ""}) {
+    const Result r = R3check(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.out, "") << args;
+    const std::string word = std::string(args).substr(0, std::string(args).find(' '));
+    if (!word.empty()) {
+      EXPECT_EQ(r.err.rfind("r3check: unknown command '" + word + "'\n", 0), 0u) << r.err;
+    }
+    EXPECT_NE(r.err.find("Usage: r3check [OPTIONS] SUBCOMMAND"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("minimize"), std::string::npos) << r.err;  // the commands are listed
+  }
+}
+
+TEST(CliE2eTest, GpuSettingsWithoutGpuAreExitTwo) {
+  // They would otherwise check on the host while the user believes the GPU ran.
+  for (const char* args : {"check --gpu-graph seeds/tp2-dp2-eager.r3case",
+                           "check --gpu-ranks emulated seeds/tp2-dp2-eager.r3case",
+                           "verify --gpu-ranks auto --cases 1", "verify --gpu-graph --cases 1"}) {
+    const Result r = R3check(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(Lines(r.err), 1) << args << r.err;
+    EXPECT_NE(r.err.find("requires --gpu"), std::string::npos) << args << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+}
+
+TEST(CliE2eTest, KnownFindingsAloneAreAPassInTextAndJson) {
+  const Result text = R3check("explain findings/internal-sp-decode-pad.r3case");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("verdict: PASS with 5 known-finding violation(s)"), std::string::npos)
+      << text.out;
+  // ranks the finding explains carry its name, not WRONG, under a PASS
+  EXPECT_EQ(text.out.find("WRONG"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("expected dp0[0..1)  known finding internal-sp-decode-pad"),
+            std::string::npos)
+      << text.out;
+
+  const Result json = R3check("explain --json findings/internal-sp-decode-pad.r3case");
+  ASSERT_EQ(json.status, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["verdict"], "pass-known");
+  int known = 0;
+  for (const nlohmann::json& rank : j["ranks"]) {
+    if (rank["ok"] == false) {
+      EXPECT_EQ(rank["label"], "known finding internal-sp-decode-pad") << rank.dump();
+      ++known;
+    } else {
+      EXPECT_EQ(rank["label"], "ok") << rank.dump();
+    }
+  }
+  EXPECT_GT(known, 0);
+}
+
+TEST(CliE2eTest, AnUnexplainedWrongRankIsWrongAndNotOk) {
+  // The same finding's layout under a seeded bug: the known finding does not
+  // cover what the bug breaks, so the verdict fails and the rank says WRONG.
+  const Result r =
+      R3check("explain --json --mutant shard-start-without-S seeds/tp2-dp2-eager.r3case");
+  ASSERT_EQ(r.status, 1) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["verdict"], "fail");
+  EXPECT_EQ(j["ranks"][2]["label"], "WRONG") << j["ranks"][2].dump();
+  const Result pass = R3check("explain --json seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(nlohmann::json::parse(pass.out)["verdict"], "pass");
 }
 
 TEST(CliE2eTest, BadCaseFileIsOneLineAndExitTwo) {

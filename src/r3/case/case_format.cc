@@ -228,18 +228,22 @@ Case ParseCase(std::string_view text, std::string_view source) {
   return Parser(text, source).Parse();
 }
 
-Case LoadCaseFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CaseFormatError(path + ":0: r3case: cannot open file");
+Case ReadCase(std::istream& in, const std::string& source) {
   std::string text;
   char buffer[4096];
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     text.append(buffer, static_cast<size_t>(in.gcount()));
     if (text.size() > kMaxInputBytes) {
-      throw CaseFormatError(path + ":1: r3case: input is larger than 1 MiB");
+      throw CaseFormatError(source + ":1: r3case: input is larger than 1 MiB");
     }
   }
-  return ParseCase(text, path);
+  return ParseCase(text, source);
+}
+
+Case LoadCaseFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CaseFormatError(path + ":0: r3case: cannot open file");
+  return ReadCase(in, path);
 }
 
 std::string PrintCase(const Case& c) {

@@ -19,6 +19,7 @@
 #ifndef R3_CASE_CASE_FORMAT_H_
 #define R3_CASE_CASE_FORMAT_H_
 
+#include <iosfwd>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -38,6 +39,10 @@ Case ParseCase(std::string_view text, std::string_view source);
 
 // Reads and parses a file; a missing file is a CaseFormatError too.
 Case LoadCaseFile(const std::string& path);
+
+// Reads a case from a stream (standard input), named `source` in errors. Stops
+// reading past the size limit instead of reading an endless stream.
+Case ReadCase(std::istream& in, const std::string& source);
 
 std::string PrintCase(const Case& c);
 
