@@ -75,20 +75,31 @@ r3check=$build/src/r3check
 
 # --- state (resumable)
 state=$build/overnight/$target
-corpus=${R3_FUZZ_CORPUS:-$root/corpus/fuzz-$target}
-if [[ $fresh == 1 ]]; then rm -rf "$state"; fi
-mkdir -p "$state/work" "$state/artifacts" "$state/findings" "$corpus"
+corpus=$(realpath -m "${R3_FUZZ_CORPUS:-$root/corpus/fuzz-$target}")
 
-# A previous driver that was SIGKILLed leaves its fuzzer running: stop it.
+# What this run fuzzes. A resume with other settings would silently fuzz
+# another SUT into the same state: refuse it.
+config="target=$target sut=${R3_FUZZ_SUT:-} policy=${R3_FUZZ_POLICY:-} mutant=${R3_FUZZ_MUTANT:-} corpus=$corpus flags=${flags[*]}"
+if [[ $fresh == 0 && -f $state/total && -f $state/config && $(cat "$state/config") != "$config" ]]; then
+  echo "fuzz-overnight: $state holds an unfinished run of [$(cat "$state/config")], not [$config]: run with the same settings to resume it, or add --fresh" >&2
+  exit 2
+fi
+
+# A previous driver that was SIGKILLed leaves its fuzzer running: stop it,
+# before --fresh forgets where it was.
 if [[ -f $state/fuzzer.pid ]]; then
   old=$(cat "$state/fuzzer.pid")
   if kill -0 "$old" 2>/dev/null && grep -q "${target}_fuzzer" "/proc/$old/cmdline" 2>/dev/null; then
     log "stopping the fuzzer left running by a killed driver (pid $old)"
     kill -- "-$old" 2>/dev/null || kill "$old" 2>/dev/null || true
-    sleep 1
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$old" 2>/dev/null || break; sleep 0.5; done
+    kill -9 -- "-$old" 2>/dev/null || true
   fi
   rm -f "$state/fuzzer.pid"
 fi
+if [[ $fresh == 1 ]]; then rm -rf "$state"; fi
+
+mkdir -p "$state/work" "$state/artifacts" "$state/findings" "$corpus"
 
 # Finish or roll back a merge that was interrupted (see merge_corpus).
 recover_merge() {
@@ -113,6 +124,7 @@ else
   mkdir -p "$state/work" "$state/artifacts" "$state/findings"
   total=$seconds
   done_s=0
+  echo "$config" > "$state/config"
   echo "$total" > "$state/total"
   echo 0 > "$state/elapsed"
 fi
@@ -154,10 +166,12 @@ trap stop INT TERM
 if [[ $remaining -gt 0 ]]; then
   # setsid: the fuzzer and its fork-mode children form one process group,
   # so stopping it stops them all.
-  setsid "$fuzzer" "${flags[@]}" -fork="$jobs" -ignore_crashes=1 -max_total_time="$remaining" \
-    -artifact_prefix="$state/artifacts/" \
+  # In the state folder: whatever libFuzzer writes beside its artifacts
+  # stays out of the user's working directory.
+  (cd "$state" && exec setsid "$fuzzer" "${flags[@]}" -fork="$jobs" -ignore_crashes=1 \
+    -max_total_time="$remaining" -artifact_prefix="$state/artifacts/" \
     "$state/work" "$corpus" "$root/corpus/seeds" "$root/corpus/regressions" \
-    "$root/corpus/findings" >>"$state/fuzz.log" 2>&1 &
+    "$root/corpus/findings" >>"$state/fuzz.log" 2>&1) &
   fuzz_pid=$!
   echo "$fuzz_pid" > "$state/fuzzer.pid"
   start=$(date +%s)
@@ -185,9 +199,19 @@ trap - INT TERM
 # point leaves either the old or the complete new corpus (recover_merge).
 merge_corpus() {
   rm -rf "$corpus.merge-new"
-  mkdir -p "$corpus.merge-new"
+  mkdir -p "$corpus.merge-new" "$state/merge-artifacts"
   cp -a "$corpus/." "$corpus.merge-new/"
-  "$fuzzer" -merge=1 "${flags[@]}" "$corpus.merge-new" "$state/work" >>"$state/merge.log" 2>&1
+  # The merge measures coverage, so it runs the unmutated SUT: under a mutant
+  # the work corpus is full of inputs that fail, and a merge that stops at the
+  # first of them would lose the night's corpus (findings come from the
+  # artifacts, not from here).
+  if ! (cd "$state" && R3_FUZZ_MUTANT= "$fuzzer" -merge=1 "${flags[@]}" \
+          -artifact_prefix="$state/merge-artifacts/" "$corpus.merge-new" "$state/work" \
+          >>"$state/merge.log" 2>&1); then
+    log "merge failed (see $state/merge.log); the corpus stays as it was"
+    rm -rf "$corpus.merge-new"
+    return 0
+  fi
   # The merge keeps inputs the target rejects (-1) when they add parser
   # coverage; drop the new ones (never an entry the old corpus had).
   if [[ $target == layout ]]; then

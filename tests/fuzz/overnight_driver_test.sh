@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# End-to-end test of scripts/fuzz-overnight.sh's own logic (issue 10): the
+# driver runs against a build dir whose fuzzer is a stand-in that behaves
+# like libFuzzer where the driver depends on it (status lines, artifacts
+# under -artifact_prefix, a merge that stops at the first failing input when
+# the SUT is mutated), so no clang build is needed. r3check is the real one.
+#
+#   tests/fuzz/overnight_driver_test.sh R3CHECK
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+r3check=$(realpath "$1")
+tmp=$(mktemp -d)
+trap 'pkill -f "$tmp/build/fuzz/layout_fuzzer" 2>/dev/null; rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+build=$tmp/build
+mkdir -p "$build/fuzz" "$build/src" "$tmp/cwd" "$tmp/corpus"
+ln -s "$r3check" "$build/src/r3check"
+printf 'rule nop\n  command = true\n' >"$build/build.ninja"
+for t in fuzz/layout_fuzzer fuzz/layout_replay fuzz/parser_replay src/r3check; do
+  printf 'build %s: phony\n' "$t" >>"$build/build.ninja"
+done
+printf '#!/usr/bin/env bash\nexit 0\n' >"$build/fuzz/layout_replay"
+cp "$build/fuzz/layout_replay" "$build/fuzz/parser_replay"
+cat >"$build/fuzz/layout_fuzzer" <<'FAKE'
+#!/usr/bin/env bash
+# Stand-in for a libFuzzer binary: a failing input is the eager step, which
+# every mutant in R3_FUZZ_MUTANT here breaks.
+prefix=./ merge=0 total=1 dirs=()
+for a in "$@"; do
+  case $a in
+    -artifact_prefix=*) prefix=${a#*=} ;;
+    -merge=1) merge=1 ;;
+    -max_total_time=*) total=${a#*=} ;;
+    -*) ;;
+    *) dirs+=("$a") ;;
+  esac
+done
+if [[ $merge == 1 ]]; then
+  if [[ -n ${R3_FUZZ_MUTANT:-} ]]; then  # libFuzzer's merge stops at a crash
+    cp "$FAKE_CRASH" "${prefix}crash-merge"
+    echo "==1== ERROR: libFuzzer: deadly signal"
+    exit 1
+  fi
+  cp -n "${dirs[1]}"/* "${dirs[0]}"/ 2>/dev/null
+  exit 0
+fi
+echo "#10: cov: 5 ft: 6 corp: 1 exec/s 10 oom/timeout/crash: 0/0/0 time: 0s"
+cp "$FAKE_CRASH" "${dirs[0]}/input-$$"
+[[ -n ${R3_FUZZ_MUTANT:-} ]] && cp "$FAKE_CRASH" "${prefix}crash-$$"
+sleep "$total"
+echo "#20: cov: 7 ft: 8 corp: 2 exec/s 10 oom/timeout/crash: 0/0/1 time: ${total}s"
+FAKE
+chmod +x "$build/fuzz/"*
+export FAKE_CRASH=$root/corpus/seeds/tp2-dp2-eager.r3case
+export R3_FUZZ_BUILD=$build R3_FUZZ_CORPUS=$tmp/corpus R3_FUZZ_PROGRESS_S=1
+driver=$root/scripts/fuzz-overnight.sh
+state=$build/overnight/layout
+
+echo "== a run under a mutant ends with its report, artifacts only in the state"
+out=$(cd "$tmp/cwd" && R3_FUZZ_MUTANT=no-sp-trim "$driver" -t 2 -j 1 2>&1)
+rc=$?
+[[ $rc == 0 ]] || fail "exit $rc under a mutant: $out"
+grep -q '^== fuzz-overnight report: layout ==' <<<"$out" || fail "no report: $out"
+grep -q 'crashes:   1 raw, 1 distinct after minimization' <<<"$out" || fail "crash not minimized: $out"
+[[ -z $(ls -A "$tmp/cwd") ]] || fail "files written to the working directory: $(ls -A "$tmp/cwd")"
+ls "$state"/findings/*.r3case >/dev/null 2>&1 || fail "no minimized finding in $state/findings"
+[[ $(ls "$tmp/corpus" | wc -l) -ge 1 ]] || fail "the corpus lost the night's inputs (merge aborted?)"
+grep -q 'mutant=no-sp-trim' "$state/config" || fail "the state does not record the mutant"
+
+echo "== a resume with another SUT setting is refused"
+R3_FUZZ_MUTANT=no-sp-trim "$driver" -t 60 -j 1 >/dev/null 2>&1 &
+driver_pid=$!
+for _ in $(seq 50); do [[ -f $state/fuzzer.pid ]] && break; sleep 0.2; done
+fuzzer_pid=$(cat "$state/fuzzer.pid" 2>/dev/null)
+[[ -n $fuzzer_pid ]] || fail "the driver never started its fuzzer"
+kill -9 "$driver_pid"; wait "$driver_pid" 2>/dev/null
+err=$("$driver" -t 1 -j 1 2>&1 >/dev/null)
+rc=$?
+[[ $rc == 2 ]] || fail "a resume without the mutant exits $rc, not 2"
+[[ $(grep -c . <<<"$err") == 1 ]] || fail "not one line: $err"
+grep -q 'mutant=no-sp-trim' <<<"$err" || fail "the message does not name the recorded mutant: $err"
+grep -q -- '--fresh' <<<"$err" || fail "the message does not name the fix: $err"
+
+echo "== --fresh after kill -9 stops the fuzzer the killed driver left running"
+kill -0 "$fuzzer_pid" 2>/dev/null || fail "the stand-in fuzzer did not outlive its driver (test is void)"
+out=$("$driver" --fresh -t 1 -j 1 2>&1)
+rc=$?
+[[ $rc == 0 ]] || fail "--fresh exits $rc: $out"
+sleep 0.5
+kill -0 "$fuzzer_pid" 2>/dev/null && fail "the old fuzzer (pid $fuzzer_pid) still runs after --fresh"
+
+if [[ $failures == 0 ]]; then echo "overnight driver: all checks passed"; exit 0; fi
+echo "overnight driver: $failures check(s) failed"
+exit 1
