@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <string>
 
 #include "cli/case_input.h"
 #include "cli/commands.h"
@@ -20,7 +21,7 @@ namespace {
 struct MinimizeArgs {
   std::string path;
   SutFlags flags;
-  int64_t budget_ms = 10000;
+  int64_t budget_ms = minimize::MinimizeOptions{}.budget_ms;
   int invariant = 0;  // 0: keep the input's exact set of failing invariants
   std::string save_name;
   CLI::Option* save = nullptr;
@@ -100,7 +101,8 @@ void AddMinimizeCommand(CLI::App& app, int* exit_code) {
                   "1 input does not fail, 2 bad input)");
   cmd->add_option("CASE", args->path, "case file (r3case format; - for stdin)")->required();
   args->flags.AddTo(*cmd);
-  cmd->add_option("--budget-ms", args->budget_ms, "time budget in milliseconds (default 10000)");
+  cmd->add_option("--budget-ms", args->budget_ms,
+                  "time budget in milliseconds (default " + std::to_string(args->budget_ms) + ")");
   cmd->add_option("--invariant", args->invariant,
                   "keep only this invariant (1-7) failing instead of the input's exact set");
   args->save = cmd->add_option("--save", args->save_name,

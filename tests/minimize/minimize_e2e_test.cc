@@ -81,6 +81,13 @@ TEST(MinimizeE2eTest, BadInputExitsTwoWithOneLine) {
   EXPECT_EQ(R3check("minimize /no/such/file.r3case").status, 2);
 }
 
+// docs/fuzzing.md: `--budget-ms` defaults to 10 s.
+TEST(MinimizeE2eTest, HelpShowsTheDefaultTimeBudget) {
+  const Result r = R3check("minimize --help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("time budget in milliseconds (default 10000)"), std::string::npos) << r.out;
+}
+
 TEST(MinimizeE2eTest, SaveWritesARegressionCaseWithAHeader) {
   const auto dir = std::filesystem::temp_directory_path() / "r3min-corpus";
   std::filesystem::remove_all(dir);

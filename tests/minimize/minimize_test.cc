@@ -1,6 +1,7 @@
 #include "r3/minimize/minimize.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <span>
 #include <sstream>
@@ -109,6 +110,8 @@ TEST(MinimizeTest, PassingCaseHasNothingToMinimize) {
   EXPECT_FALSE(r.input_fails);
   EXPECT_TRUE(r.input_failure.empty());
   EXPECT_EQ(r.tried, 0);
+  EXPECT_EQ(r.accepted, 0);  // no shrinking step was taken
+  EXPECT_FALSE(r.budget_exhausted);
 }
 
 TEST(MinimizeTest, KnownFindingsAreNotFailuresToMinimize) {
@@ -316,6 +319,248 @@ TEST(MinimizeTest, DefaultRegressionNameIsAFileName) {
   MinimizeResult r;
   r.kept = {Invariant::kRowsExact, Invariant::kTpAgree};
   EXPECT_EQ(DefaultRegressionName(r, options), "my-engine-v2-fork-pr50874-inv3-5");
+}
+
+// docs/fuzzing.md: `--budget-ms` defaults to 10 s (the CLI takes its default
+// from here) and 200 000 evaluations is the deterministic cap.
+TEST(MinimizeTest, DefaultBudgetsAreTheDocumentedOnes) {
+  const MinimizeOptions options;
+  EXPECT_EQ(options.budget_ms, 10000);
+  EXPECT_EQ(options.max_evaluations, 200000);
+}
+
+// An engine whose capture is the built-in SUT's, except on the cases the
+// script picks: `fails` narrows its snapshot dtype (invariant 6, which no
+// known finding explains), `differs` shrinks its capturer buffer
+// (invariant 2), `breaks` makes it throw. It records every case it is handed,
+// in order: the input, then the minimizer's candidates, then its probes.
+class ScriptedEngine : public sut::ExternalSut {
+ public:
+  using Pick = std::function<bool(const Case&)>;
+  explicit ScriptedEngine(Pick fails, Pick differs = nullptr, Pick breaks = nullptr)
+      : fails_(std::move(fails)), differs_(std::move(differs)), breaks_(std::move(breaks)) {}
+
+  std::vector<sut::Observation> Run(std::span<const Case> cases,
+                                    const sut::SutOptions& options) override {
+    sut::SutOptions builtin = options;
+    builtin.external = nullptr;
+    std::vector<sut::Observation> out;
+    for (const Case& c : cases) {
+      seen.push_back(c);
+      if (!ValidateCase(c).field.empty()) throw sut::ExternalSutError("handed an invalid case");
+      if (breaks_ && breaks_(c)) throw sut::ExternalSutError("the engine died");
+      sut::Observation o = sut::RunSut(c, builtin);
+      if (fails_(c)) o.snapshot_max_id = -1;
+      if (differs_ && differs_(c)) o.capturer_rows = -1;
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+  std::string Label() const override { return "scripted"; }
+  std::string Id() const override { return "scripted"; }
+
+  std::vector<Case> seen;
+
+ private:
+  Pick fails_;
+  Pick differs_;
+  Pick breaks_;
+};
+
+struct ScriptedRun {
+  MinimizeResult result;
+  std::vector<Case> candidates;  // what the greedy loop evaluated, in order
+};
+
+ScriptedRun MinimizeScripted(const Case& input, const std::shared_ptr<ScriptedEngine>& engine,
+                             MinimizeOptions options = {}) {
+  options.sut.external = engine;
+  ScriptedRun run;
+  run.result = Minimize(input, options);
+  const std::vector<Case>& seen = engine->seen;
+  const auto tried = static_cast<size_t>(run.result.tried);
+  if (seen.size() < 1 + tried) {
+    ADD_FAILURE() << "the engine saw " << seen.size() << " cases, " << tried << " were tried";
+    return run;
+  }
+  run.candidates.assign(seen.begin() + 1, seen.begin() + 1 + static_cast<ptrdiff_t>(tried));
+  return run;
+}
+
+// One round of candidates: only the input fails, so none is accepted.
+ScriptedRun OnlyInputFails(const Case& input) {
+  return MinimizeScripted(
+      input, std::make_shared<ScriptedEngine>([input](const Case& c) { return c == input; }));
+}
+
+Case SmallCase(int64_t dp, const std::string& tokens, int64_t max_num_batched_tokens = 8) {
+  return ParseCase("r3case 1\ndp " + std::to_string(dp) +
+                       "\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens " +
+                       std::to_string(max_num_batched_tokens) +
+                       "\ntop_k 1\nnum_experts 1\nnum_layers 1\ntokens " + tokens + "\n",
+                   "test");
+}
+
+TEST(MinimizeTest, FewerDpRanksAreTriedAsPrefixesThenSuffixesThenOneRankAtATime) {
+  using Tokens = std::vector<std::vector<int64_t>>;
+  for (const auto& [input, expected] :
+       {std::pair{SmallCase(/*dp=*/3, "1 2 3"),
+                  Tokens{{1}, {3}, {1, 2}, {2, 3}, /*drop 0*/ {2, 3}, {1, 3}, {1, 2}}},
+        std::pair{SmallCase(/*dp=*/2, "1 2"), Tokens{{1}, {2}, /*drop 0*/ {2}, {1}}}}) {
+    SCOPED_TRACE(PrintCase(input));
+    const ScriptedRun run = OnlyInputFails(input);
+    ASSERT_TRUE(run.result.input_fails);
+    EXPECT_EQ(run.result.accepted, 0);
+    Tokens got;
+    for (const Case& c : run.candidates) {
+      if (c.config.dp == input.config.dp) continue;
+      EXPECT_EQ(c.config.dp, static_cast<int64_t>(c.step.tokens.size()));
+      got.push_back(c.step.tokens);
+    }
+    EXPECT_EQ(got, expected);
+  }
+}
+
+// Ladder: the lowest value, then halving the distance (a binary search when
+// the failure is monotone), ranges of at most 16 exhaustively.
+TEST(MinimizeTest, SmallerMIsTriedClampedByHalvingThenAloneDownToTheLargestCount) {
+  const Case input = SmallCase(/*dp=*/2, "40 50", /*max_num_batched_tokens=*/64);
+  const ScriptedRun run = OnlyInputFails(input);
+  ASSERT_TRUE(run.result.input_fails);
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> got;
+  for (const Case& c : run.candidates) {
+    if (c.config.max_num_batched_tokens == 64) continue;
+    EXPECT_EQ(c.step.padded, c.step.tokens);
+    got.emplace_back(c.config.max_num_batched_tokens, c.step.tokens);
+  }
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> expected = {
+      // M with every count clamped to it: 1, 64 - 63/2, 64 - 63/4, ..., 63
+      {1, {1, 1}},
+      {33, {33, 33}},
+      {49, {40, 49}},
+      {57, {40, 50}},
+      {61, {40, 50}},
+      {63, {40, 50}},
+  };
+  // M alone, from the largest count up (14 values: exhaustive).
+  for (int64_t m = 50; m < 64; ++m) expected.push_back({m, {40, 50}});
+  EXPECT_EQ(got, expected);
+}
+
+TEST(MinimizeTest, TpAndTopKLaddersHalveTheDistanceDownToOne) {
+  const Case input = ParseCase(
+      "r3case 1\ndp 1\ntp 32\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 8\n"
+      "top_k 32\nnum_experts 32\nnum_layers 1\ntokens 1\n",
+      "test");
+  const ScriptedRun run = OnlyInputFails(input);
+  ASSERT_TRUE(run.result.input_fails);
+  std::vector<int64_t> tp;
+  std::vector<int64_t> top_k;
+  for (const Case& c : run.candidates) {
+    if (c.config.tp != 32) tp.push_back(c.config.tp);
+    if (c.config.top_k != 32) top_k.push_back(c.config.top_k);
+  }
+  EXPECT_EQ(tp, (std::vector<int64_t>{1, 17, 25, 29, 31}));
+  EXPECT_EQ(top_k, (std::vector<int64_t>{1, 17, 25, 29, 31}));
+}
+
+// SP forced on: dropping to one DP rank or to TP 1, or turning EP off, gives
+// cases that cannot exist. They are not candidates the engine is asked about,
+// nor do they count as tried.
+TEST(MinimizeTest, TheEngineIsNeverHandedAnInvalidCandidate) {
+  const Case input = ParseCase(
+      "r3case 1\ndp 2\ntp 2\nep on\ndispatch naive\nsp on\nmax_num_batched_tokens 8\n"
+      "top_k 1\nnum_experts 2\nnum_layers 1\ntokens 3 2\n",
+      "test");
+  auto engine = std::make_shared<ScriptedEngine>([](const Case& c) { return c.config.dp == 2; });
+  const ScriptedRun run = MinimizeScripted(input, engine);
+  ASSERT_TRUE(run.result.input_fails);
+  EXPECT_GT(run.result.accepted, 0);
+  for (const Case& c : engine->seen) EXPECT_EQ(ValidateCase(c).field, "") << PrintCase(c);
+  EXPECT_EQ(run.result.minimal.config.dp, 2);
+}
+
+TEST(MinimizeTest, EvaluationBudgetStopsInTheMiddleOfARound) {
+  const Case input = SmallCase(/*dp=*/3, "1 2 3");
+  auto engine = std::make_shared<ScriptedEngine>([input](const Case& c) { return c == input; });
+  MinimizeOptions options;
+  options.max_evaluations = 2;
+  const ScriptedRun run = MinimizeScripted(input, engine, options);
+  EXPECT_TRUE(run.result.budget_exhausted);
+  EXPECT_EQ(run.result.tried, 2);
+  EXPECT_EQ(run.result.minimal, input);
+  EXPECT_NE(MinimizedText(run.result, options.sut).find("(2 candidates tried); budget exhausted"),
+            std::string::npos);
+}
+
+// The "alternative -> outcome" line the header prints for `field`.
+std::string DependsLine(const std::string& text, const std::string& field) {
+  const std::string key = "\n#   " + field + " = ";
+  const size_t at = text.find(key);
+  if (at == std::string::npos) return "";
+  return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+}
+
+// A case where only the input fails: every alternative passes, except one
+// more DP rank (a capturer-holds failure instead) and one more token on DP
+// rank 0 (the engine dies on it).
+struct ProbedCase {
+  MinimizeResult result;
+  std::string text;
+};
+
+ProbedCase ProbeEveryField() {
+  const Case input = ParseCase(
+      "r3case 1\ndp 3\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 8\n"
+      "top_k 1\nnum_experts 5\nnum_layers 3\ntokens 1 1 1\n",
+      "test");
+  auto engine = std::make_shared<ScriptedEngine>(
+      /*fails=*/[input](const Case& c) { return c == input; },
+      /*differs=*/[](const Case& c) { return c.config.dp == 4; },
+      /*breaks=*/[](const Case& c) { return c.step.tokens[0] == 2; });
+  const ScriptedRun run = MinimizeScripted(input, engine);
+  EXPECT_TRUE(run.result.input_fails);
+  EXPECT_EQ(run.result.minimal, input);
+  sut::SutOptions options;
+  options.external = engine;
+  return {run.result, MinimizedText(run.result, options)};
+}
+
+TEST(MinimizeTest, FieldAlternativesAreOneLessOneMoreAndDouble) {
+  const ProbedCase probed = ProbeEveryField();
+  EXPECT_EQ(DependsLine(probed.text, "max_num_batched_tokens"),
+            "#   max_num_batched_tokens = 8: 7 -> passes; 9 -> passes; 16 -> passes")
+      << probed.text;
+  EXPECT_EQ(DependsLine(probed.text, "num_experts"),
+            "#   num_experts = 5: 4 -> passes; 6 -> passes; 10 -> passes")
+      << probed.text;
+  EXPECT_EQ(DependsLine(probed.text, "num_layers"), "#   num_layers = 3: 2 -> passes; 4 -> passes")
+      << probed.text;
+  // tp 0 and top_k 0 are not cases; tp 2 is both one more and double.
+  EXPECT_EQ(DependsLine(probed.text, "tp"), "#   tp = 1: 2 -> passes") << probed.text;
+  EXPECT_EQ(DependsLine(probed.text, "top_k"), "#   top_k = 1: 2 -> passes") << probed.text;
+}
+
+TEST(MinimizeTest, DpAlternativesAreOneRankFewerAndACopyOfTheLastRankMore) {
+  const ProbedCase probed = ProbeEveryField();
+  EXPECT_EQ(DependsLine(probed.text, "dp"),
+            "#   dp = 3: 2 -> passes; 4 -> fails differently (2 capturer-holds)")
+      << probed.text;
+  for (const FieldReport& f : probed.result.fields) {
+    if (f.field != "dp") continue;
+    ASSERT_EQ(f.probes.size(), 2u);
+    EXPECT_EQ(f.probes[1].outcome, "fails differently (2 capturer-holds)");
+    EXPECT_FALSE(f.probes[1].same);
+  }
+}
+
+// tokens[0] = 2 is an alternative the engine cannot run: no outcome is
+// claimed for it.
+TEST(MinimizeTest, AnAlternativeTheEngineCannotRunIsLeftOutOfTheReport) {
+  const ProbedCase probed = ProbeEveryField();
+  EXPECT_EQ(DependsLine(probed.text, "tokens[0]"), "#   tokens[0] = 1: 0 -> passes") << probed.text;
+  EXPECT_EQ(DependsLine(probed.text, "tokens[1]"), "#   tokens[1] = 1: 0 -> passes; 2 -> passes")
+      << probed.text;
 }
 
 }  // namespace
