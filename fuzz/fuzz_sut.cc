@@ -28,16 +28,7 @@ void SetPolicy(sut::SutOptions& options, std::string_view what, std::string_view
 
 // A comma-separated list; empty items are ignored.
 void SetMutants(sut::SutOptions& options, std::string_view what, std::string_view names) {
-  while (!names.empty()) {
-    const size_t comma = names.find(',');
-    const std::string_view name = names.substr(0, comma);
-    if (!name.empty()) {
-      const auto m = sut::FindMutant(name);
-      if (!m) Die(what, name);
-      options.mutants.set(*m);
-    }
-    names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
-  }
+  if (const std::optional<std::string> bad = sut::SetMutantsByName(options, names)) Die(what, *bad);
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "properties/invariant_property.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <rapidcheck.h>
 
 #include "properties/case_classes.h"
@@ -18,7 +21,42 @@ std::string RankText(const check::Violation& v) {
   return out;
 }
 
+[[noreturn]] void BadSetting(const std::string& variable, const std::string& problem) {
+  std::fprintf(stderr, "r3 properties: %s: %s\n", variable.c_str(), problem.c_str());
+  std::exit(2);
+}
+
+sut::SutOptions SutFromEnvironment() {
+  sut::SutOptions options;
+  if (const char* v = std::getenv("R3_SUT"); v != nullptr && *v != '\0') {
+    const std::string name = v;
+    if (name.rfind("vllm:", 0) == 0 || name.rfind("exec:", 0) == 0) {
+      BadSetting("R3_SUT", "an engine SUT runs through `r3check verify --sut " + name +
+                               "`; the property suite checks the built-in SUTs");
+    }
+    const auto version = sut::FindSut(name);
+    if (!version) BadSetting("R3_SUT", "unknown SUT '" + name + "' (see `r3check mutants`)");
+    options.version = *version;
+  }
+  if (const char* v = std::getenv("R3_POLICY"); v != nullptr && *v != '\0') {
+    const auto policy = sut::FindPolicy(v);
+    if (!policy) BadSetting("R3_POLICY", "unknown policy '" + std::string(v) + "' (see `r3check mutants`)");
+    options.policy = *policy;
+  }
+  if (const char* v = std::getenv("R3_MUTANT"); v != nullptr) {
+    if (const auto bad = sut::SetMutantsByName(options, v)) {
+      BadSetting("R3_MUTANT", "unknown mutant '" + *bad + "' (see `r3check mutants`)");
+    }
+  }
+  return options;
+}
+
 }  // namespace
+
+const sut::SutOptions& PropertySut() {
+  static const sut::SutOptions options = SutFromEnvironment();
+  return options;
+}
 
 const check::Violation* FirstUnexplained(const check::CaseResult& result,
                                          std::optional<check::Invariant> inv) {

@@ -37,6 +37,12 @@ void InvariantHolds(check::Invariant inv, const sut::SutOptions& options);
 // Property body: every invariant at once; tags the case with its classes.
 void AllInvariantsHold(const sut::SutOptions& options);
 
+// The SUT the invariant properties check: the default (vllm-post-50874,
+// policy pr50874), or what R3_SUT, R3_POLICY and R3_MUTANT (comma-separated)
+// name, the same names as r3check's --sut/--policy/--mutant. A bad name
+// prints one line naming the variable and exits with status 2.
+const sut::SutOptions& PropertySut();
+
 }  // namespace r3::props
 
 #endif  // R3_PROPERTIES_INVARIANT_PROPERTY_H_

@@ -1,5 +1,6 @@
 // One property per invariant of the spec's section 8, each checked for every
-// (dp, tp) rank against the default SUT (vllm-post-50874, policy pr50874).
+// (dp, tp) rank against the default SUT (vllm-post-50874, policy pr50874),
+// or the one R3_SUT / R3_POLICY / R3_MUTANT name.
 // A violation that a known finding explains is accepted; anything else
 // fails with the case in r3case format, the invariant, the rank, captured vs
 // expected, and RapidCheck's RC_PARAMS="reproduce=..." line.
@@ -19,34 +20,35 @@ namespace {
 
 using check::Invariant;
 
-const sut::SutOptions kDefaultSut{};
+// R3_SUT / R3_POLICY / R3_MUTANT pick another SUT (docs/properties.md).
+const sut::SutOptions& kSutUnderTest = PropertySut();
 
 RC_GTEST_PROP(Invariant1, KernelInputFitsTheReplayBuffer, ()) {
-  InvariantHolds(Invariant::kReplayFits, kDefaultSut);
+  InvariantHolds(Invariant::kReplayFits, kSutUnderTest);
 }
 
 RC_GTEST_PROP(Invariant2, CapturerBufferHoldsTheRanksRows, ()) {
-  InvariantHolds(Invariant::kCapturerHolds, kDefaultSut);
+  InvariantHolds(Invariant::kCapturerHolds, kSutUnderTest);
 }
 
 RC_GTEST_PROP(Invariant3, EveryRankCapturesExactlyItsDpRanksRows, ()) {
-  InvariantHolds(Invariant::kRowsExact, kDefaultSut);
+  InvariantHolds(Invariant::kRowsExact, kSutUnderTest);
 }
 
 RC_GTEST_PROP(Invariant4, DpCapturesConcatenateToTheGlobalBatch, ()) {
-  InvariantHolds(Invariant::kConcatGlobal, kDefaultSut);
+  InvariantHolds(Invariant::kConcatGlobal, kSutUnderTest);
 }
 
 RC_GTEST_PROP(Invariant5, TpRanksOfADpRankCaptureTheSameRows, ()) {
-  InvariantHolds(Invariant::kTpAgree, kDefaultSut);
+  InvariantHolds(Invariant::kTpAgree, kSutUnderTest);
 }
 
 RC_GTEST_PROP(Invariant6, ExpertIdsSurviveReplayAndSnapshotDtypes, ()) {
-  InvariantHolds(Invariant::kDtype, kDefaultSut);
+  InvariantHolds(Invariant::kDtype, kSutUnderTest);
 }
 
 RC_GTEST_PROP(Invariant7, GatherSizeAndLocalSizesAsSpecified, ()) {
-  InvariantHolds(Invariant::kGatherSize, kDefaultSut);
+  InvariantHolds(Invariant::kGatherSize, kSutUnderTest);
 }
 
 // Invariant 1's slack: the model's exact bound is never exceeded by any
@@ -55,7 +57,7 @@ RC_GTEST_PROP(Invariant7, GatherSizeAndLocalSizesAsSpecified, ()) {
 RC_GTEST_PROP(Invariant1, ExactBoundIsTightAndPoliciesRespectIt, ()) {
   const Case c = *GenCase();
   const int64_t bound = model::RequiredReplayRows(c.config);
-  const check::CaseResult result = check::RunCase(c, kDefaultSut);
+  const check::CaseResult result = check::RunCase(c, kSutUnderTest);
   RC_ASSERT(result.observation.kernel_rows <= bound);
   const sut::MutantSet none;
   RC_ASSERT(sut::ReplayBufferRows(c.config, sut::Policy::kPr50874, none) >= bound);
@@ -63,7 +65,7 @@ RC_GTEST_PROP(Invariant1, ExactBoundIsTightAndPoliciesRespectIt, ()) {
   Case warmup = c;
   warmup.step.tokens.assign(static_cast<size_t>(c.config.dp), c.config.max_num_batched_tokens);
   warmup.step.padded = warmup.step.tokens;
-  RC_ASSERT(check::RunCase(warmup, kDefaultSut).observation.kernel_rows == bound);
+  RC_ASSERT(check::RunCase(warmup, kSutUnderTest).observation.kernel_rows == bound);
   RC_TAG(bound == sut::ReplayBufferRows(c.config, sut::Policy::kPr50874, none)
              ? "pr50874 slack 0"
              : "pr50874 slack > 0");

@@ -209,6 +209,22 @@ std::optional<Version> FindSut(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<std::string> SetMutantsByName(SutOptions& options, std::string_view names) {
+  MutantSet set = options.mutants;
+  while (!names.empty()) {
+    const size_t comma = names.find(',');
+    const std::string_view name = names.substr(0, comma);
+    if (!name.empty()) {
+      const std::optional<Mutant> m = FindMutant(name);
+      if (!m) return std::string(name);
+      set.set(*m);
+    }
+    names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+  }
+  options.mutants = set;
+  return std::nullopt;
+}
+
 std::string_view SutName(Version version) {
   for (const SutInfo& info : kSuts) {
     if (info.id == version) return info.name;

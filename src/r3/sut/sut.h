@@ -43,6 +43,11 @@ struct SutOptions {
   std::shared_ptr<ExternalSut> external;
 };
 
+// Switches on the mutants of a comma-separated list of names (empty items
+// are ignored), as R3_MUTANT and R3_FUZZ_MUTANT spell them. Returns the
+// first unknown name (nothing is set then), or nullopt.
+std::optional<std::string> SetMutantsByName(SutOptions& options, std::string_view names);
+
 // "vllm-post-50874", or the external SUT's label.
 std::string SutLabel(const SutOptions& options);
 
