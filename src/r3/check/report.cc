@@ -47,12 +47,38 @@ std::string RankLabel(const model::RankLayout& r, const sut::RankObservation& o,
   return named && known != nullptr ? "known finding " + std::string(known->id) : "WRONG";
 }
 
+}  // namespace
+
+nlohmann::ordered_json OptionsJson(const sut::SutOptions& options) {
+  nlohmann::ordered_json mutants = nlohmann::ordered_json::array();
+  for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
+    if (options.mutants.has(m.id)) mutants.push_back(m.name);
+  }
+  return {{"sut", sut::SutLabel(options)},
+          {"policy", sut::PolicyName(options.policy)},
+          {"mutants", mutants}};
+}
+
 std::string VerdictWord(const CaseResult& result) {
   if (result.verdict.ok()) return "pass";
   return result.CountUnexplained() == 0 ? "pass-known" : "fail";
 }
 
-}  // namespace
+nlohmann::ordered_json ViolationsJson(const CaseResult& result) {
+  nlohmann::ordered_json violations = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < result.verdict.violations.size(); ++i) {
+    const Violation& v = result.verdict.violations[i];
+    const KnownFinding* f = result.explained[i];
+    violations.push_back({{"invariant", static_cast<int>(v.invariant)},
+                          {"name", InvariantName(v.invariant)},
+                          {"dp", v.dp},
+                          {"tp", v.tp},
+                          {"message", v.message},
+                          {"known_finding", f ? nlohmann::ordered_json(f->id)
+                                              : nlohmann::ordered_json(nullptr)}});
+  }
+  return violations;
+}
 
 std::string DescribeOptions(const sut::SutOptions& options) {
   std::string out = "sut " + sut::SutLabel(options) + ", policy " +
@@ -144,12 +170,9 @@ nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
   const model::Layout& layout = result.layout;
   const sut::Observation& obs = result.observation;
   nlohmann::ordered_json j;
-  j["sut"] = sut::SutLabel(options);
-  nlohmann::ordered_json mutants = nlohmann::ordered_json::array();
-  for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
-    if (options.mutants.has(m.id)) mutants.push_back(m.name);
-  }
-  j["mutants"] = mutants;
+  const nlohmann::ordered_json described = OptionsJson(options);
+  j["sut"] = described["sut"];
+  j["mutants"] = described["mutants"];
   j["sp"] = layout.sp;
   j["dispatch"] = DispatchName(c.config.dispatch);
   j["gather_group"] = model::GatherGroupName(layout.group);
@@ -182,19 +205,7 @@ nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
                      {"label", RankLabel(r, o, result)}});
   }
   j["ranks"] = ranks;
-  nlohmann::ordered_json violations = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < result.verdict.violations.size(); ++i) {
-    const Violation& v = result.verdict.violations[i];
-    const KnownFinding* f = result.explained[i];
-    violations.push_back({{"invariant", static_cast<int>(v.invariant)},
-                          {"name", InvariantName(v.invariant)},
-                          {"dp", v.dp},
-                          {"tp", v.tp},
-                          {"message", v.message},
-                          {"known_finding", f ? nlohmann::ordered_json(f->id)
-                                              : nlohmann::ordered_json(nullptr)}});
-  }
-  j["violations"] = violations;
+  j["violations"] = ViolationsJson(result);
   // "ok" agrees with the text verdict: known findings alone still PASS.
   j["verdict"] = VerdictWord(result);
   j["ok"] = result.CountUnexplained() == 0;

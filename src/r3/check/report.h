@@ -28,6 +28,16 @@ std::string ExplainText(const Case& c, const CaseResult& result, const sut::SutO
 nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
                                    const sut::SutOptions& options);
 
+// {"sut", "policy", "mutants"}: DescribeOptions as JSON.
+nlohmann::ordered_json OptionsJson(const sut::SutOptions& options);
+
+// "pass" (no violation), "pass-known" (only known findings) or "fail".
+std::string VerdictWord(const CaseResult& result);
+
+// Each violation: invariant number and name, dp, tp, message, known_finding
+// (its id or null). The same list in explain --json and check/verify --json.
+nlohmann::ordered_json ViolationsJson(const CaseResult& result);
+
 }  // namespace r3::check
 
 #endif  // R3_CHECK_REPORT_H_
