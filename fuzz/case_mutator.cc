@@ -168,9 +168,11 @@ Case RandomCase(Rng& rng) {
   c.config.tp = Pick(rng, {1, 2, 2, 3, 4});
   c.config.ep = rng.OneIn(2);
   c.config.dispatch = rng.OneIn(3) ? Dispatch::kInternal : Dispatch::kNaive;
+  c.config.sp = SpMode::kAuto;
   c.config.max_num_batched_tokens = Pick(rng, {1, 4, 7, 8, 16, 64, 8192});
   c.config.num_experts = Pick(rng, {8, 256, 257});
   c.config.top_k = Pick(rng, {1, 2, 8});
+  c.config.num_layers = 1;
   for (int64_t d = 0; d < c.config.dp; ++d) {
     const int64_t t = rng.Between(0, c.config.max_num_batched_tokens);
     c.step.tokens.push_back(t);
