@@ -53,7 +53,6 @@ class MutantSet {
   explicit MutantSet(Mutant m) { set(m); }
   void set(Mutant m) { bits_.set(static_cast<size_t>(m)); }
   bool has(Mutant m) const { return bits_.test(static_cast<size_t>(m)); }
-  bool empty() const { return bits_.none(); }
 
  private:
   std::bitset<static_cast<size_t>(Mutant::kCount)> bits_;
