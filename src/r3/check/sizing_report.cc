@@ -29,6 +29,28 @@ SizingReport BuildSizingReport(const Case& c, const sut::MutantSet& mutants) {
   return report;
 }
 
+namespace {
+
+// 131072 -> "128 KiB": exact bytes stay in --json.
+std::string HumanBytes(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 6) {
+    value /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  if (unit == 0 || value == static_cast<double>(static_cast<int64_t>(value))) {
+    std::snprintf(buf, sizeof buf, "%lld %s", static_cast<long long>(value), kUnits[unit]);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f %s", value, kUnits[unit]);
+  }
+  return buf;
+}
+
+}  // namespace
+
 std::string SizingText(const Case& c, const SizingReport& report) {
   std::ostringstream out;
   out << "exact bound: " << report.required_rows
@@ -41,10 +63,9 @@ std::string SizingText(const Case& c, const SizingReport& report) {
                 "slack", "bytes/layer", "bytes/all layers");
   out << line;
   for (const PolicySizing& p : report.policies) {
-    std::snprintf(line, sizeof line, "%-8s %12lld  %-6s %7.3fx %16lld %18lld\n", p.name.c_str(),
+    std::snprintf(line, sizeof line, "%-8s %12lld  %-6s %7.3fx %16s %18s\n", p.name.c_str(),
                   static_cast<long long>(p.rows), p.safe ? "yes" : "NO", p.slack,
-                  static_cast<long long>(p.bytes_per_layer),
-                  static_cast<long long>(p.bytes_all_layers));
+                  HumanBytes(p.bytes_per_layer).c_str(), HumanBytes(p.bytes_all_layers).c_str());
     out << line;
   }
   return out.str();
