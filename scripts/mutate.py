@@ -724,7 +724,7 @@ def sync_work(files):
     if os.path.exists(manifest_path):
         with open(manifest_path) as f:
             old = json.load(f)
-    changed = 0
+    changed = []
     for p, data in files.items():
         full = os.path.join(WORK, p)
         try:
@@ -735,7 +735,7 @@ def sync_work(files):
         if not same:
             os.makedirs(os.path.dirname(full), exist_ok=True)
             write_file(full, data)
-            changed += 1
+            changed.append(p)
         try:
             mode = os.stat(os.path.join(ROOT, p)).st_mode & 0o777
         except OSError:
@@ -745,7 +745,7 @@ def sync_work(files):
     for p in old:
         if p not in files and os.path.exists(os.path.join(WORK, p)):
             os.remove(os.path.join(WORK, p))
-            changed += 1
+            changed.append(p)
     with open(manifest_path, 'w') as f:
         json.dump(sorted(files), f)
     return changed
@@ -1068,7 +1068,17 @@ class Runner:
         else:
             changed = sync_work(self.files)
             if changed:
-                log('mutate: scratch copy updated (%d files)' % changed)
+                log('mutate: scratch copy updated (%d files)' % len(changed))
+            build_files = [p for p in changed
+                           if os.path.basename(p) in ('meson.build', 'meson_options.txt')]
+            if build_files and _configured_dirs()[1] != BUILD:
+                # A build dir copied from elsewhere would regenerate itself into
+                # the original's paths: configure this one afresh.
+                log('mutate: %s changed; configuring the copied build dir afresh'
+                    % ', '.join(build_files))
+                subprocess.run(['meson', 'setup', '--wipe', BUILD, '-Dgpu=disabled',
+                                '-Ddebug=false'], cwd=WORK, check=True,
+                               stdout=subprocess.DEVNULL)
             configure(self.jobs)
         every = load_tests(self.args.suite)
         self.tests = [t for t in every if t.name not in self.args.skip_test
