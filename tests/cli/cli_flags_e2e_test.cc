@@ -409,6 +409,13 @@ TEST(CliFlagsE2eTest, MutantsListsTheWholeCatalogue) {
     EXPECT_TRUE(Has(r.out, name)) << name;
   }
   EXPECT_TRUE(Has(r.out, "[gpu only]"));
+  // Each list under its heading, in this order.
+  const size_t mutants = r.out.find("mutants (--mutant NAME):\n");
+  const size_t suts = r.out.find("\nsystems under test (--sut NAME):\n");
+  const size_t policies = r.out.find("\nsizing policies (--policy NAME):\n");
+  EXPECT_EQ(mutants, 0u) << r.out;
+  EXPECT_TRUE(suts != std::string::npos && suts > mutants) << r.out;
+  EXPECT_TRUE(policies != std::string::npos && policies > suts) << r.out;
   EXPECT_EQ(R3check("mutants extra").status, 2);
   EXPECT_EQ(R3check("mutants --json").status, 2);
 }
