@@ -154,6 +154,33 @@ TEST_F(InvariantsTest, GatheredSizeAndLocalSizes) {
   EXPECT_EQ(Where(), (Places{{Invariant::kGatherSize, {1, 1}}}));
 }
 
+TEST_F(InvariantsTest, GatherSizeMessageListsBothSizesAndElidesLongLists) {
+  auto message = [this] { return Judge().violations.at(0).message; };
+  obs_.local_sizes = std::vector<int64_t>{2, 2, 1, 1};
+  EXPECT_NE(message().find("local_sizes is [2, 2, 1, 1], expected [3, 3, 2, 2]"), std::string::npos)
+      << message();
+  obs_.local_sizes.reset();
+  EXPECT_NE(message().find("local_sizes is unset, expected [3, 3, 2, 2]"), std::string::npos)
+      << message();
+  // Up to 20 values in full; longer lists show 16 and the count.
+  std::vector<int64_t> sizes;
+  std::string text = "[";
+  for (int64_t i = 0; i < 20; ++i) {
+    text += (i == 0 ? "" : ", ") + std::to_string(100 + i);
+    sizes.push_back(100 + i);
+  }
+  obs_.local_sizes = sizes;
+  EXPECT_NE(message().find("local_sizes is " + text + "], expected"), std::string::npos)
+      << message();
+  sizes.push_back(120);
+  obs_.local_sizes = sizes;
+  std::string head = "[";
+  for (int64_t i = 0; i < 16; ++i) head += (i == 0 ? "" : ", ") + std::to_string(100 + i);
+  EXPECT_NE(message().find("local_sizes is " + head + ", ... (21 values)], expected"),
+            std::string::npos)
+      << message();
+}
+
 // A DP rank that owns no rows (N[d] == 0) must still not raise: an
 // exception there kills the step in vLLM although nothing is captured.
 TEST(IdleRankTest, ExceptionOnARankThatOwnsNoRowsIsAViolation) {
