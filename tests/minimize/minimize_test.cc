@@ -389,8 +389,14 @@ ScriptedRun MinimizeScripted(const Case& input, const std::shared_ptr<ScriptedEn
 
 // One round of candidates: only the input fails, so none is accepted.
 ScriptedRun OnlyInputFails(const Case& input) {
-  return MinimizeScripted(
-      input, std::make_shared<ScriptedEngine>([input](const Case& c) { return c == input; }));
+  MinimizeOptions options;
+  options.max_evaluations = 10000;  // a candidate equal to the input would loop
+  ScriptedRun run = MinimizeScripted(
+      input, std::make_shared<ScriptedEngine>([input](const Case& c) { return c == input; }),
+      options);
+  EXPECT_EQ(run.result.accepted, 0);
+  EXPECT_FALSE(run.result.budget_exhausted);
+  return run;
 }
 
 Case SmallCase(int64_t dp, const std::string& tokens, int64_t max_num_batched_tokens = 8) {
@@ -445,6 +451,121 @@ TEST(MinimizeTest, SmallerMIsTriedClampedByHalvingThenAloneDownToTheLargestCount
   // M alone, from the largest count up (14 values: exhaustive).
   for (int64_t m = 50; m < 64; ++m) expected.push_back({m, {40, 50}});
   EXPECT_EQ(got, expected);
+}
+
+// With no rows at all, M alone goes down to 1 like the clamped M.
+TEST(MinimizeTest, SmallerMAloneStartsAtOneForAnEmptyStep) {
+  const Case input = SmallCase(/*dp=*/2, "0 0", /*max_num_batched_tokens=*/64);
+  const ScriptedRun run = OnlyInputFails(input);
+  ASSERT_TRUE(run.result.input_fails);
+  std::vector<int64_t> got;
+  for (const Case& c : run.candidates) {
+    if (c.config.max_num_batched_tokens != 64) got.push_back(c.config.max_num_batched_tokens);
+  }
+  EXPECT_EQ(got, (std::vector<int64_t>{/*clamped*/ 1, 33, 49, 57, 61, 63,
+                                       /*alone*/ 1, 33, 49, 57, 61, 63}));
+}
+
+// Per DP rank: padding and tokens down together (tokens <= padded), then
+// padding alone down to the tokens, then the step without padding.
+TEST(MinimizeTest, StepCountsShrinkBothThenPaddingAloneThenPaddingDropped) {
+  Case input = SmallCase(/*dp=*/1, "2");
+  input.step.padded = {6};
+  const ScriptedRun run = OnlyInputFails(input);
+  ASSERT_TRUE(run.result.input_fails);
+  std::vector<std::pair<int64_t, int64_t>> got;  // (tokens, padded)
+  for (const Case& c : run.candidates) {
+    if (c.config.max_num_batched_tokens == 8) got.emplace_back(c.step.tokens[0], c.step.padded[0]);
+  }
+  EXPECT_EQ(got, (std::vector<std::pair<int64_t, int64_t>>{
+                     {0, 0}, {1, 1}, {2, 2}, {2, 3}, {2, 4}, {2, 5},  // both
+                     {2, 2}, {2, 3}, {2, 4}, {2, 5},                  // padding alone
+                     {6, 6}}));                                       // no padding
+}
+
+// Ranges of at most 16 values are tried exhaustively, longer ones by halving.
+TEST(MinimizeTest, LaddersAreExhaustiveUpToSixteenValues) {
+  const Case input = ParseCase(
+      "r3case 1\ndp 1\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 8\n"
+      "top_k 1\nnum_experts 18\nnum_layers 17\ntokens 1\n",
+      "test");
+  const ScriptedRun run = OnlyInputFails(input);
+  ASSERT_TRUE(run.result.input_fails);
+  std::vector<int64_t> layers;
+  std::vector<int64_t> experts;
+  for (const Case& c : run.candidates) {
+    if (c.config.num_layers != 17) layers.push_back(c.config.num_layers);
+    if (c.config.num_experts != 18) experts.push_back(c.config.num_experts);
+  }
+  EXPECT_EQ(layers, (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}));
+  EXPECT_EQ(experts, (std::vector<int64_t>{1, 10, 14, 16, 17}));
+}
+
+TEST(MinimizeTest, FewerDpRanksHalveTheDistanceDownToOne) {
+  std::string tokens;
+  for (int d = 0; d < 20; ++d) tokens += "1 ";
+  const ScriptedRun run = OnlyInputFails(SmallCase(/*dp=*/20, tokens));
+  ASSERT_TRUE(run.result.input_fails);
+  std::vector<int64_t> dp;
+  for (const Case& c : run.candidates) {
+    if (c.config.dp != 20) dp.push_back(c.config.dp);
+  }
+  std::vector<int64_t> expected = {1, 1, 11, 11, 16, 16, 18, 18, 19, 19};  // prefix, suffix
+  expected.resize(expected.size() + 20, 19);                               // one rank dropped
+  EXPECT_EQ(dp, expected);
+}
+
+// When the failure needs none of the case, every field goes to its
+// simplest value: the candidates reach each of them.
+TEST(MinimizeTest, EveryFieldShrinksToItsSimplestWhenTheFailureNeedsNone) {
+  Case input = ParseCase(
+      "r3case 1\ndp 2\ntp 2\nep on\ndispatch internal\nsp on\nmax_num_batched_tokens 64\n"
+      "top_k 4\nnum_experts 8\nnum_layers 3\ntokens 5 3\npadded 8 4\n",
+      "test");
+  MinimizeOptions options;
+  options.max_evaluations = 10000;
+  const ScriptedRun run = MinimizeScripted(
+      input, std::make_shared<ScriptedEngine>([](const Case&) { return true; }), options);
+  ASSERT_TRUE(run.result.input_fails);
+  EXPECT_FALSE(run.result.budget_exhausted);
+  EXPECT_EQ(PrintCase(run.result.minimal),
+            "r3case 1\ndp 1\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 1\n"
+            "top_k 1\nnum_experts 1\nnum_layers 1\ntokens 0\n");
+}
+
+// SP off is simpler than SP on, and auto is the canonical spelling only where
+// it leaves SP off: a failure that needs DP 2, TP 2 and EP (where auto turns
+// SP on) but not SP ends with SP off, from any spelling, without cycling
+// between off and auto.
+TEST(MinimizeTest, SpEndsOffWhereAutoWouldTurnItOn) {
+  for (const char* sp : {"on", "auto", "off"}) {
+    SCOPED_TRACE(sp);
+    const Case input = ParseCase(
+        "r3case 1\ndp 2\ntp 2\nep on\ndispatch naive\nsp " + std::string(sp) +
+            "\nmax_num_batched_tokens 4\ntop_k 1\nnum_experts 1\nnum_layers 1\ntokens 1 1\n",
+        "test");
+    MinimizeOptions options;
+    options.max_evaluations = 10000;
+    const ScriptedRun run =
+        MinimizeScripted(input, std::make_shared<ScriptedEngine>([](const Case& c) {
+                           return c.config.dp == 2 && c.config.tp == 2 && c.config.ep;
+                         }),
+                         options);
+    ASSERT_TRUE(run.result.input_fails);
+    EXPECT_FALSE(run.result.budget_exhausted);
+    EXPECT_EQ(run.result.minimal.config.sp, SpMode::kOff);
+  }
+}
+
+// A candidate the engine cannot run is not the same failure.
+TEST(MinimizeTest, ACandidateTheEngineCannotRunIsNotTaken) {
+  const Case input = SmallCase(/*dp=*/2, "1 1");
+  const ScriptedRun run =
+      MinimizeScripted(input, std::make_shared<ScriptedEngine>(
+                                  /*fails=*/[](const Case&) { return true; }, /*differs=*/nullptr,
+                                  /*breaks=*/[](const Case& c) { return c.config.dp == 1; }));
+  ASSERT_TRUE(run.result.input_fails);
+  EXPECT_EQ(run.result.minimal.config.dp, 2);
 }
 
 TEST(MinimizeTest, TpAndTopKLaddersHalveTheDistanceDownToOne) {
