@@ -357,6 +357,24 @@ TEST(CliFlagsE2eTest, VerifyCorpusReadsOnlyR3caseFiles) {
   EXPECT_TRUE(Has(r.out, "seeds               1        1")) << r.out;
 }
 
+TEST(CliFlagsE2eTest, VerifyRunsACorpusFolderInNameOrder) {
+  // Created in one order, listed by the file system in another: verify's
+  // output must not depend on either.
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const char* name : {"m", "c", "x", "a", "q", "f", "z", "b"}) {
+    files.push_back({"seeds/" + std::string(name) + ".r3case", "regressions/no-sp-trim.r3case"});
+  }
+  ScratchCorpus corpus("verify-order-corpus", files);
+  const Result r = R3check("verify --cases 0 --mutant no-sp-trim --corpus " + corpus.path());
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  size_t at = 0;
+  for (const char* name : {"a", "b", "c", "f", "m", "q", "x", "z"}) {
+    const size_t next = r.out.find(corpus.path() + "/seeds/" + name + ".r3case: FAIL", at);
+    ASSERT_NE(next, std::string::npos) << name << " missing or out of order:\n" << r.out;
+    at = next;
+  }
+}
+
 TEST(CliFlagsE2eTest, VerifyCorpusFailurePaths) {
   // A folder that does not exist: exit 2, not an OK over generated cases only.
   Result r = R3check("verify --cases 5 --corpus " + TempPath("no-such-corpus"));
