@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/case_input.h"
+#include "cli/ci_report.h"
 #include "cli/commands.h"
 #include "cli/gpu_flags.h"
 #include "cli/sut_flags.h"
@@ -13,6 +14,8 @@ namespace {
 
 struct CheckArgs {
   std::vector<std::string> cases;
+  bool json = false;
+  std::string junit;
   SutFlags flags;
   GpuFlags gpu;
 };
@@ -28,11 +31,23 @@ void RunCheck(const CheckArgs& args, int* exit_code) {
   std::vector<std::string> gpu_lines;
   const std::vector<check::CaseResult> results = JudgeCases(gpu.get(), cases, options, &gpu_lines);
   int failed = 0;
+  std::vector<CaseRecord> records;
   for (size_t i = 0; i < cases.size(); ++i) {
-    std::cout << check::VerdictText(DisplayName(args.cases[i]), results[i], options) << gpu_lines[i];
+    const std::string source = DisplayName(args.cases[i]);
+    if (!args.json) std::cout << check::VerdictText(source, results[i], options) << gpu_lines[i];
+    records.push_back(MakeRecord(source, "check", cases[i], results[i], options, /*listed=*/true));
     failed += results[i].PassesOrKnown() ? 0 : 1;
   }
-  if (cases.size() > 1) {
+  if (!args.junit.empty()) WriteJunit(args.junit, "r3check", records);
+  if (args.json) {
+    nlohmann::ordered_json j = {{"command", "check"}, {"options", check::OptionsJson(options)}};
+    j["cases"] = nlohmann::ordered_json::array();
+    for (const CaseRecord& r : records) j["cases"].push_back(RecordJson(r));
+    j["passed"] = cases.size() - failed;
+    j["failed"] = failed;
+    j["ok"] = failed == 0;
+    std::cout << j.dump(2) << "\n";
+  } else if (cases.size() > 1) {
     std::cout << cases.size() - failed << " passed, " << failed << " failed\n";
   }
   *exit_code = failed > 0 ? 1 : 0;
@@ -44,6 +59,11 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<CheckArgs>();
   CLI::App* cmd = app.add_subcommand("check", "check every invariant for every rank of each case");
   cmd->add_option("CASE", args->cases, "case files (r3case format; - for stdin)")->required();
+  cmd->add_flag("--json", args->json,
+                "print one JSON document (each case's verdict, settings, case text and "
+                "violations) instead of the text");
+  cmd->add_option("--junit", args->junit, "also write JUnit XML to FILE (one testcase per case)")
+      ->type_name("FILE");
   args->flags.AddTo(*cmd);
   args->gpu.AddTo(*cmd);
   cmd->callback([args, exit_code] { RunCheck(*args, exit_code); });

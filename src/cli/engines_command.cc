@@ -1,4 +1,6 @@
 // r3check engines: the engine adapters, how to call them and what each needs.
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -11,7 +13,16 @@ void AddEnginesCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "engines", "list the engine adapters (--sut vllm:PATH | exec:CMD) and what each needs");
   cmd->callback([exit_code] {
-    std::cout << "engine adapters (docs/engines.md; adapters in " << DefaultEnginesDir() << ")\n";
+    // A listing that points at a folder that is not there would mislead.
+    const std::string dir = DefaultEnginesDir();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      throw UsageError((std::getenv("R3_ENGINES_DIR") != nullptr && *std::getenv("R3_ENGINES_DIR")
+                            ? "R3_ENGINES_DIR"
+                            : "the engines folder") +
+                       std::string(": no such folder: ") + dir);
+    }
+    std::cout << "engine adapters (docs/engines.md; adapters in " << dir << ")\n";
     for (const engine::AdapterInfo& a : engine::AdapterCatalogue()) {
       std::cout << "  " << a.name << "\n    " << a.usage << "\n    needs: " << a.needs << "\n";
     }

@@ -3,7 +3,9 @@
 
 #include "cli/case_input.h"
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "cli/sut_flags.h"
+#include "r3/check/layout_svg.h"
 #include "r3/check/report.h"
 #include "r3/check/run_case.h"
 
@@ -13,6 +15,7 @@ namespace {
 struct ExplainArgs {
   std::string path;
   bool json = false;
+  std::string svg;
   SutFlags flags;
 };
 
@@ -20,6 +23,7 @@ void RunExplain(const ExplainArgs& args, int* exit_code) {
   const Case c = ReadCaseArg(args.path);
   const sut::SutOptions options = args.flags.Resolve();
   const check::CaseResult result = check::RunCase(c, options);
+  if (!args.svg.empty()) WriteOutputFile("--svg", args.svg, check::LayoutSvg(c, result, options));
   if (args.json) {
     std::cout << check::ExplainJson(c, result, options).dump(2) << "\n";
   } else {
@@ -36,6 +40,9 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
       "explain", "show the layout, an ASCII strip of each gathered tensor, and every rank's capture");
   cmd->add_option("CASE", args->path, "case file (- for stdin)")->required();
   cmd->add_flag("--json", args->json, "print JSON instead of text");
+  cmd->add_option("--svg", args->svg,
+                  "also draw the gathered tensors and every rank's capture to FILE (SVG)")
+      ->type_name("FILE");
   args->flags.AddTo(*cmd);
   cmd->callback([args, exit_code] { RunExplain(*args, exit_code); });
 }

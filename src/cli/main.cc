@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   CLI::App app{"r3check: checks vLLM's routing-replay capture and buffer sizing against a "
                "reference model of gathered-shard layouts"};
   app.name("r3check");
+  app.set_version_flag("--version", "r3check " R3CHECK_VERSION);
   app.require_subcommand(1);
   int exit_code = 0;
   r3::cli::AddCheckCommand(app, &exit_code);
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "r3check: %s\n", e.what());

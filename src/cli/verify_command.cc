@@ -6,8 +6,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <unistd.h>
 
 #include "cli/case_input.h"
+#include "cli/ci_report.h"
+#include "cli/output_file.h"
 #include "cli/commands.h"
 #include "cli/gpu_flags.h"
 #include "cli/sut_flags.h"
@@ -23,6 +26,11 @@ struct VerifyArgs {
   int64_t cases = 10000;
   uint64_t seed = 1;
   std::string corpus;
+  bool json = false;
+  std::string junit;
+  std::string save_failures;
+  std::string replay;  // SEED:INDEX
+  bool progress = false;
   SutFlags flags;
   GpuFlags gpu;
 };
@@ -42,61 +50,177 @@ class Verifier {
   }
 
   int Run() {
+    if (!args_.replay.empty()) return Replay();
     const std::string corpus = args_.corpus.empty() ? DefaultCorpusDir() : args_.corpus;
     // A mistyped folder would otherwise verify nothing but generated cases
     // and still say OK.
     std::error_code ec;
+    const std::string setting = args_.corpus.empty() ? "R3CHECK_CORPUS" : "--corpus";
     if (!std::filesystem::is_directory(corpus, ec)) {
-      throw UsageError((args_.corpus.empty() ? "R3CHECK_CORPUS" : "--corpus") +
-                       std::string(": no such folder: ") + corpus);
+      throw UsageError(setting + ": no such folder: " + corpus);
     }
-    std::cout << "r3check verify: " << check::DescribeOptions(options_)
-              << (gpu_ ? ", on the GPU path" : "") << "\n"
-              << "corpus " << corpus << ", " << args_.cases << " generated cases, seed "
-              << args_.seed << "\n\n";
+    // A folder that is no corpus (a wrong path) would verify no file.
+    bool any = false;
+    for (const char* sub : {"/regressions", "/seeds", "/findings"}) {
+      any = any || std::filesystem::is_directory(corpus + sub, ec);
+    }
+    if (!any) {
+      throw UsageError(setting + ": " + corpus +
+                       " is not a corpus (it has no regressions/, seeds/ or findings/ folder)");
+    }
+    if (!args_.save_failures.empty()) {
+      std::filesystem::create_directories(args_.save_failures, ec);
+      if (!std::filesystem::is_directory(args_.save_failures, ec)) {
+        throw UsageError("--save-failures: cannot create the folder " + args_.save_failures);
+      }
+    }
+    corpus_ = corpus;
+    text() << "r3check verify: " << check::DescribeOptions(options_)
+           << (gpu_ ? ", on the GPU path" : "") << "\n"
+           << "corpus " << corpus << ", " << args_.cases << " generated cases, seed "
+           << args_.seed << "\n\n";
     // Regressions run first: they are the cases that failed before.
     RunFiles("regressions", ListCaseFiles(corpus + "/regressions"), /*expect_finding=*/false);
     RunFiles("seeds", ListCaseFiles(corpus + "/seeds"), /*expect_finding=*/false);
     RunFiles("findings", ListCaseFiles(corpus + "/findings"), /*expect_finding=*/true);
     RunGenerated();
     PrintSummary();
+    if (!args_.junit.empty()) WriteJunit(args_.junit, "r3check-verify", records_);
+    if (args_.json) PrintJson();
     return failures_ > 0 ? 1 : 0;
   }
 
  private:
+  // The text report goes to stdout, or nowhere under --json.
+  std::ostream& text() {
+    static std::ostream null_stream(nullptr);
+    return args_.json ? null_stream : std::cout;
+  }
+
+  // verify --replay SEED:INDEX: the INDEX-th generated case of that seed,
+  // checked and printed like `check` does, with its case text.
+  int Replay() {
+    const size_t colon = args_.replay.find(':');
+    uint64_t seed = 0;
+    int64_t index = -1;
+    const std::string seed_text = args_.replay.substr(0, colon);
+    const std::string index_text = colon == std::string::npos ? "" : args_.replay.substr(colon + 1);
+    const auto [s_end, s_err] =
+        std::from_chars(seed_text.data(), seed_text.data() + seed_text.size(), seed);
+    const auto [i_end, i_err] =
+        std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
+    if (colon == std::string::npos || seed_text.empty() || s_err != std::errc() ||
+        s_end != seed_text.data() + seed_text.size() || index_text.empty() ||
+        i_err != std::errc() || i_end != index_text.data() + index_text.size() || index < 0 ||
+        index >= (int64_t{1} << 40)) {
+      throw UsageError("--replay: SEED:INDEX (as in 'generated case INDEX (seed SEED)'), not '" +
+                       args_.replay + "'");
+    }
+    sample::CaseSampler sampler(seed);
+    for (int64_t i = 0; i < index; ++i) sampler.Next();
+    const Case c = sampler.Next();
+    const std::string source =
+        "generated case " + std::to_string(index) + " (seed " + std::to_string(seed) + ")";
+    std::vector<std::string> gpu_lines;
+    const std::vector<check::CaseResult> results = JudgeCases(gpu_.get(), {&c, 1}, options_, &gpu_lines);
+    const CaseRecord record = MakeRecord(source, "generated", c, results[0], options_, true);
+    if (!args_.junit.empty()) WriteJunit(args_.junit, "r3check-verify", {record});
+    if (args_.json) {
+      std::cout << RecordJson(record).dump(2) << "\n";
+    } else {
+      std::cout << check::VerdictText(source, results[0], options_) << gpu_lines[0]
+                << "--- case ---\n" << PrintCase(c) << "------------\n";
+    }
+    return results[0].PassesOrKnown() ? 0 : 1;
+  }
+
+  void SaveFailure(int64_t index, const Case& c, const check::CaseResult& result) {
+    const std::string path = args_.save_failures + "/generated-seed" + std::to_string(args_.seed) +
+                             "-case" + std::to_string(index) + ".r3case";
+    const std::string headline = check::VerdictText("# verify", result, options_, 0);
+    WriteOutputFile("--save-failures", path,
+                    headline.substr(0, headline.find('\n')) + "\n# generated case " +
+                        std::to_string(index) + " (seed " + std::to_string(args_.seed) +
+                        "); again: r3check verify --replay " + std::to_string(args_.seed) + ":" +
+                        std::to_string(index) + "\n" + PrintCase(c));
+  }
+
+  void PrintJson() const {
+    nlohmann::ordered_json j = {{"command", "verify"},
+                                {"options", check::OptionsJson(options_)},
+                                {"corpus", corpus_},
+                                {"seed", args_.seed},
+                                {"generated_cases", args_.cases}};
+    nlohmann::ordered_json sources = nlohmann::ordered_json::object();
+    Tally total;
+    for (const std::string& label : order_) {
+      const Tally& t = tallies_.at(label);
+      sources[label] = {{"cases", t.cases}, {"pass", t.pass}, {"known", t.known}, {"fail", t.fail}};
+      total.cases += t.cases;
+      total.pass += t.pass;
+      total.known += t.known;
+      total.fail += t.fail;
+    }
+    j["sources"] = sources;
+    j["total"] = {{"cases", total.cases}, {"pass", total.pass}, {"known", total.known},
+                  {"fail", total.fail}};
+    j["known_findings"] = finding_counts_;
+    j["failures"] = nlohmann::ordered_json::array();
+    for (const CaseRecord& r : records_) {
+      if (r.verdict == "fail") j["failures"].push_back(RecordJson(r));
+    }
+    j["ok"] = failures_ == 0;
+    std::cout << j.dump(2) << "\n";
+  }
+
+  // index: the generated case's number, -1 for a corpus file.
   void Judge(const std::string& source, const std::string& label, const Case& c,
-             const check::CaseResult& result, const std::string& gpu_line, bool expect_finding) {
+             const check::CaseResult& result, const std::string& gpu_line, bool expect_finding,
+             int64_t index) {
     Tally& tally = tallies_[label];
     ++tally.cases;
     for (const check::KnownFinding* f : result.explained) {
       if (f != nullptr) ++finding_counts_[std::string(f->id)];
     }
+    const bool keep = args_.json || !args_.junit.empty();
+    CaseRecord record;
+    if (keep) record = MakeRecord(source, label, c, result, options_, /*listed=*/false);
     if (!result.PassesOrKnown()) {
       ++tally.fail;
       ++failures_;
-      std::cout << check::VerdictText(source, result, options_) << gpu_line << "--- case ---\n"
-                << PrintCase(c) << "------------\n";
+      text() << check::VerdictText(source, result, options_) << gpu_line << "--- case ---\n"
+             << PrintCase(c) << "------------\n";
+      if (index >= 0 && !args_.save_failures.empty()) SaveFailure(index, c, result);
     } else if (!result.verdict.ok()) {
       ++tally.known;
     } else if (expect_finding) {
       // A pinned finding that no longer fails: vLLM's behaviour changed.
       ++tally.fail;
       ++failures_;
-      std::cout << source << ": FAIL, the known finding no longer reproduces ("
-                << check::DescribeOptions(options_) << ")\n";
+      const std::string line = source + ": FAIL, the known finding no longer reproduces (" +
+                               check::DescribeOptions(options_) + ")\n";
+      text() << line;
+      if (keep) {
+        record = MakeRecord(source, label, c, result, options_, /*listed=*/true);
+        record.verdict = "fail";
+        record.text = line;
+      }
     } else {
       ++tally.pass;
     }
+    if (keep) records_.push_back(std::move(record));
   }
 
   // Judges a batch (an engine SUT sees it as one request).
+  // first_index: the first generated case's number, -1 for corpus files.
   void JudgeAll(const std::vector<std::string>& sources, const std::string& label,
-                const std::vector<Case>& cases, bool expect_finding) {
+                const std::vector<Case>& cases, bool expect_finding, int64_t first_index = -1) {
     std::vector<std::string> gpu_lines;
     const std::vector<check::CaseResult> results =
         JudgeCases(gpu_.get(), cases, options_, &gpu_lines);
     for (size_t i = 0; i < cases.size(); ++i) {
-      Judge(sources[i], label, cases[i], results[i], gpu_lines[i], expect_finding);
+      Judge(sources[i], label, cases[i], results[i], gpu_lines[i], expect_finding,
+            first_index < 0 ? -1 : first_index + static_cast<int64_t>(i));
     }
   }
 
@@ -125,10 +249,12 @@ class Verifier {
         sources.push_back("generated case " + std::to_string(i + k) + " (seed " +
                           std::to_string(args_.seed) + ")");
       }
-      JudgeAll(sources, "generated", cases, /*expect_finding=*/false);
+      JudgeAll(sources, "generated", cases, /*expect_finding=*/false, /*first_index=*/i);
       const auto now = std::chrono::steady_clock::now();
       const int64_t done = i + count;
-      if (now - last_report >= std::chrono::seconds(2) && done < args_.cases) {
+      // Progress when stderr is a terminal (or with --progress): a CI log
+      // stays free of it unless asked.
+      if (progress_ && now - last_report >= std::chrono::seconds(2) && done < args_.cases) {
         const double seconds = std::chrono::duration<double>(now - start).count();
         const double rate = static_cast<double>(done) / seconds;
         std::fprintf(stderr, "verify: %lld/%lld generated cases, %.0f cases/s, %.0f s left, %lld failing so far\n",
@@ -138,19 +264,27 @@ class Verifier {
         last_report = now;
       }
     }
+    if (progress_ && args_.cases > 0) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::fprintf(stderr, "verify: %lld generated cases in %.1f s, %.0f cases/s, %lld failing\n",
+                   static_cast<long long>(args_.cases), seconds,
+                   static_cast<double>(args_.cases) / std::max(seconds, 1e-9),
+                   static_cast<long long>(failures_));
+    }
   }
 
-  void PrintSummary() const {
+  void PrintSummary() {
     Tally total;
     char line[128];
-    std::printf("%-12s %8s %8s %8s %8s\n", "source", "cases", "pass", "known", "fail");
-    std::cout.flush();
+    std::snprintf(line, sizeof line, "%-12s %8s %8s %8s %8s\n", "source", "cases", "pass", "known",
+                  "fail");
+    text() << line;
     for (const std::string& label : order_) {
       const Tally& t = tallies_.at(label);
       std::snprintf(line, sizeof line, "%-12s %8lld %8lld %8lld %8lld\n", label.c_str(),
                     static_cast<long long>(t.cases), static_cast<long long>(t.pass),
                     static_cast<long long>(t.known), static_cast<long long>(t.fail));
-      std::cout << line;
+      text() << line;
       total.cases += t.cases;
       total.pass += t.pass;
       total.known += t.known;
@@ -159,17 +293,20 @@ class Verifier {
     std::snprintf(line, sizeof line, "%-12s %8lld %8lld %8lld %8lld\n", "total",
                   static_cast<long long>(total.cases), static_cast<long long>(total.pass),
                   static_cast<long long>(total.known), static_cast<long long>(total.fail));
-    std::cout << line;
+    text() << line;
     if (!finding_counts_.empty()) {
-      std::cout << "known-finding violations (see corpus/findings/):";
-      for (const auto& [id, count] : finding_counts_) std::cout << " " << id << " x" << count;
-      std::cout << "\n";
+      text() << "known-finding violations (see corpus/findings/):";
+      for (const auto& [id, count] : finding_counts_) text() << " " << id << " x" << count;
+      text() << "\n";
     }
-    std::cout << (failures_ == 0 ? "verify: OK\n" : "verify: FAILED\n");
+    text() << (failures_ == 0 ? "verify: OK\n" : "verify: FAILED\n");
   }
 
   const VerifyArgs& args_;
   sut::SutOptions options_;
+  bool progress_ = args_.progress || isatty(STDERR_FILENO) == 1;
+  std::string corpus_;
+  std::vector<CaseRecord> records_;
   std::unique_ptr<GpuChecker> gpu_;
   std::map<std::string, Tally> tallies_;
   std::vector<std::string> order_;
@@ -203,6 +340,19 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--seed", args->seed, "seed of the case sampler")->check(Unsigned64());
   cmd->add_option("--corpus", args->corpus, "corpus folder (default: the source tree's corpus/)");
+  cmd->add_flag("--json", args->json,
+                "print one JSON document (counts per source, known findings, each failing case "
+                "with its settings, case text and violations) instead of the text");
+  cmd->add_option("--junit", args->junit, "also write JUnit XML to FILE (one testcase per case)")
+      ->type_name("FILE");
+  cmd->add_option("--save-failures", args->save_failures,
+                  "write each failing generated case to DIR as an r3case file")
+      ->type_name("DIR");
+  cmd->add_option("--replay", args->replay,
+                  "check only generated case INDEX of seed SEED (as a failure names it)")
+      ->type_name("SEED:INDEX");
+  cmd->add_flag("--progress", args->progress,
+                "progress on stderr even when it is not a terminal (rate and time left)");
   args->flags.AddTo(*cmd);
   args->gpu.AddTo(*cmd);
   cmd->callback([args, exit_code] {

@@ -154,6 +154,113 @@ TEST(CliE2eTest, AnUnexplainedWrongRankIsWrongAndNotOk) {
   EXPECT_EQ(nlohmann::json::parse(pass.out)["verdict"], "pass");
 }
 
+TEST(CliE2eTest, VersionNamesTheProgram) {
+  const Result r = R3check("--version");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out.rfind("r3check ", 0), 0u) << r.out;
+  EXPECT_EQ(Lines(r.out), 1);
+}
+
+TEST(CliE2eTest, CheckJsonListsEveryCaseWithItsSettings) {
+  const Result r = R3check("check --json --mutant no-sp-trim seeds/tp2-dp2-eager.r3case "
+                           "seeds/tp2-dp2-ep-off.r3case");
+  ASSERT_EQ(r.status, 1) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);  // only JSON on stdout
+  EXPECT_EQ(j["command"], "check");
+  EXPECT_EQ(j["options"]["mutants"], nlohmann::json({"no-sp-trim"}));
+  ASSERT_EQ(j["cases"].size(), 2u);
+  const nlohmann::json& eager = j["cases"][0];
+  EXPECT_EQ(eager["source"], "seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(eager["verdict"], "fail");
+  EXPECT_EQ(eager["ok"], false);
+  EXPECT_EQ(eager["case"]["dp"], 2);
+  EXPECT_EQ(eager["case"]["ep"], true);
+  EXPECT_EQ(eager["case"]["dispatch"], "naive");
+  EXPECT_EQ(eager["case"]["tokens"], nlohmann::json({5, 3}));
+  EXPECT_EQ(eager["case_text"].get<std::string>().rfind("r3case 1\n", 0), 0u);
+  EXPECT_FALSE(eager["violations"].empty());
+  EXPECT_EQ(j["cases"][1]["verdict"], "pass");
+  EXPECT_EQ(j["passed"], 1);
+  EXPECT_EQ(j["failed"], 1);
+  EXPECT_EQ(j["ok"], false);
+}
+
+TEST(CliE2eTest, VerifyJunitHasOneFailingTestcasePerFailingCase) {
+  // What a CI job reads: under a seeded bug every failing case (and only
+  // those) is a <failure> with the verdict and the case text.
+  const std::string xml = TempPath("verify.xml");
+  const Result r = R3check("verify --mutant no-sp-trim --cases 300 --json --junit " + xml);
+  ASSERT_EQ(r.status, 1) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const int failing = j["total"]["fail"].get<int>();
+  ASSERT_GT(failing, 0);
+  EXPECT_EQ(static_cast<int>(j["failures"].size()), failing);
+  const std::string junit = Slurp(xml);
+  int testcases = 0, failures = 0;
+  for (size_t at = junit.find("<testcase "); at != std::string::npos;
+       at = junit.find("<testcase ", at + 1)) {
+    ++testcases;
+  }
+  for (size_t at = junit.find("<failure "); at != std::string::npos;
+       at = junit.find("<failure ", at + 1)) {
+    ++failures;
+  }
+  EXPECT_EQ(testcases, j["total"]["cases"].get<int>());
+  EXPECT_EQ(failures, failing);
+  EXPECT_NE(junit.find("tests=\"" + std::to_string(testcases) + "\" failures=\"" +
+                       std::to_string(failing) + "\""),
+            std::string::npos);
+  EXPECT_NE(junit.find("--- case ---\nr3case 1\n"), std::string::npos);
+  EXPECT_NE(junit.find("name=\"generated case "), std::string::npos);
+}
+
+TEST(CliE2eTest, VerifySavesAndReplaysAFailingGeneratedCase) {
+  const std::string dir = TempPath("saved-failures");
+  Result r = R3check("verify --mutant no-sp-trim --cases 200 --save-failures " + dir);
+  ASSERT_EQ(r.status, 1) << r.err;
+  // the first failing generated case, as the text names it
+  const size_t at = r.out.find("generated case ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string index = r.out.substr(at + 15, r.out.find(' ', at + 15) - at - 15);
+  const std::string saved = dir + "/generated-seed1-case" + index + ".r3case";
+  const std::string text = Slurp(saved);
+  EXPECT_NE(text.find("again: r3check verify --replay 1:" + index), std::string::npos) << text;
+  // the saved file is a case that fails the same way, and --replay finds it
+  r = R3check("check --mutant no-sp-trim " + saved);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  r = R3check("verify --mutant no-sp-trim --replay 1:" + index);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out.rfind("generated case " + index + " (seed 1): FAIL", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(text.substr(text.find("r3case 1"))), std::string::npos)
+      << "--replay prints the same case the file holds";
+  r = R3check("verify --replay 1:" + index);  // without the bug it passes
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
+TEST(CliE2eTest, VerifyProgressOnlyWhenAskedOutsideATerminal) {
+  Result r = R3check("verify --cases 50");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");  // stderr is a file here: quiet
+  r = R3check("verify --cases 50 --progress");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.err.find("verify: 50 generated cases in "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" cases/s, 0 failing"), std::string::npos) << r.err;
+}
+
+TEST(CliE2eTest, AFolderThatIsNoCorpusIsExitTwo) {
+  const Result r = R3check("verify --cases 0 --corpus " + std::string(R3CHECK_TESTDATA));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--corpus: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is not a corpus"), std::string::npos) << r.err;
+}
+
+TEST(CliE2eTest, EnginesWithAMissingAdaptersFolderIsExitTwo) {
+  const Result r = r3::testing::RunR3check(R3CHECK_SOURCE_CORPUS, "engines", "",
+                                           "R3_ENGINES_DIR=/no/such/dir");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: R3_ENGINES_DIR: no such folder: /no/such/dir\n");
+}
+
 TEST(CliE2eTest, BadCaseFileIsOneLineAndExitTwo) {
   const std::string path = TempPath("bad.r3case");
   std::ofstream(path) << "r3case 1\ndp 2\ntp 0\n";

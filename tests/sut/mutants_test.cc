@@ -39,6 +39,16 @@ std::vector<std::string> Kills(const SutOptions& options) {
   return killed;
 }
 
+TEST(MutantsTest, ASetIsEmptyOnlyWithNoMutantOn) {
+  // properties/regressions_test skips a file saved against an empty set: a
+  // set that called itself empty with a mutant on would skip every
+  // regression saved against a mutant.
+  EXPECT_TRUE(MutantSet().empty());
+  for (const MutantInfo& m : MutantCatalogue()) {
+    EXPECT_FALSE(MutantSet(m.id).empty()) << m.name;
+  }
+}
+
 TEST(MutantsTest, CorpusPassesUnderTheDefaultSut) {
   ASSERT_GE(CorpusFiles().size(), 8u);
   EXPECT_TRUE(Kills({}).empty());

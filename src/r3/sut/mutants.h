@@ -53,6 +53,8 @@ class MutantSet {
   explicit MutantSet(Mutant m) { set(m); }
   void set(Mutant m) { bits_.set(static_cast<size_t>(m)); }
   bool has(Mutant m) const { return bits_.test(static_cast<size_t>(m)); }
+  // No mutant on: the regression runner skips files saved against none.
+  bool empty() const { return bits_.none(); }
 
  private:
   std::bitset<static_cast<size_t>(Mutant::kCount)> bits_;

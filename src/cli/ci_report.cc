@@ -1,0 +1,98 @@
+#include "cli/ci_report.h"
+
+#include <map>
+#include <sstream>
+
+#include "cli/output_file.h"
+#include "r3/case/case_format.h"
+#include "r3/case/case_json.h"
+#include "r3/check/report.h"
+
+namespace r3::cli {
+namespace {
+
+// XML text and attribute values; bytes that XML 1.0 forbids (control
+// characters from a hostile file name) become '?'.
+std::string Xml(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        const auto byte = static_cast<unsigned char>(ch);
+        out += byte < 0x20 && ch != '\n' && ch != '\t' && ch != '\r' ? '?' : ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+CaseRecord MakeRecord(const std::string& source, const std::string& group, const Case& c,
+                      const check::CaseResult& result, const sut::SutOptions& options,
+                      bool listed) {
+  CaseRecord record{source, group, check::VerdictWord(result), "", nlohmann::ordered_json::object()};
+  const bool failed = record.verdict == "fail";
+  if (failed) record.text = check::VerdictText(source, result, options);
+  if (failed || listed) {
+    record.detail = {{"case", CaseToJson(c)},
+                     {"case_text", PrintCase(c)},
+                     {"violations", check::ViolationsJson(result)}};
+  }
+  return record;
+}
+
+nlohmann::ordered_json RecordJson(const CaseRecord& record) {
+  nlohmann::ordered_json j = {{"source", record.source},
+                              {"group", record.group},
+                              {"verdict", record.verdict},
+                              {"ok", record.verdict != "fail"}};
+  for (const auto& [key, value] : record.detail.items()) j[key] = value;
+  if (!record.text.empty()) j["report"] = record.text;
+  return j;
+}
+
+void WriteJunit(const std::string& path, const std::string& name,
+                const std::vector<CaseRecord>& records) {
+  std::map<std::string, std::vector<const CaseRecord*>> groups;
+  std::vector<std::string> order;
+  int failures = 0;
+  for (const CaseRecord& r : records) {
+    if (groups.find(r.group) == groups.end()) order.push_back(r.group);
+    groups[r.group].push_back(&r);
+    failures += r.verdict == "fail" ? 1 : 0;
+  }
+  std::ostringstream out;
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites name=\"" << Xml(name) << "\" tests=\"" << records.size()
+      << "\" failures=\"" << failures << "\">\n";
+  for (const std::string& group : order) {
+    const auto& members = groups[group];
+    int group_failures = 0;
+    for (const CaseRecord* r : members) group_failures += r->verdict == "fail" ? 1 : 0;
+    out << "  <testsuite name=\"" << Xml(name + "." + group) << "\" tests=\"" << members.size()
+        << "\" failures=\"" << group_failures << "\">\n";
+    for (const CaseRecord* r : members) {
+      out << "    <testcase classname=\"" << Xml(name + "." + group) << "\" name=\""
+          << Xml(r->source) << "\"";
+      if (r->verdict != "fail") {
+        out << "/>\n";
+        continue;
+      }
+      const std::string headline = r->text.substr(0, r->text.find('\n'));
+      out << ">\n      <failure message=\"" << Xml(headline) << "\">"
+          << Xml(r->text + "--- case ---\n" + r->detail.value("case_text", std::string()))
+          << "</failure>\n    </testcase>\n";
+    }
+    out << "  </testsuite>\n";
+  }
+  out << "</testsuites>\n";
+  WriteOutputFile("--junit", path, out.str());
+}
+
+}  // namespace r3::cli
