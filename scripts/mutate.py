@@ -1435,16 +1435,20 @@ STATUSES = ['killed', 'timeout', 'survived', 'equivalent', 'build-error']
 
 def report(records, current, equivalents, tree=None, out=sys.stdout):
     """Markdown summary by folder of the latest result of each mutant of the
-    current sources, run on the same tree."""
+    current sources: the mutated file's contents must be the same; the rest of
+    the tree may have moved on since (new tests only add kills, so a kill
+    recorded on an earlier tree is counted, and said so)."""
     cur = {(m.id, m.file_sha) for m in current}
     rows = {}
     stale = 0
+    older = 0
     survivors = []
-    for r in latest([r for r in records if tree is None or r.get('tree', tree) == tree]).values():
+    for r in latest(records).values():
         if (r['id'], r.get('file_sha')) not in cur:
             stale += 1
             continue
         status = r['status']
+        older += 1 if tree is not None and r.get('tree', tree) != tree else 0
         if r['id'] in equivalents:
             status = 'equivalent'
         rows.setdefault(scope_of(r['file']), {s: 0 for s in STATUSES})[status] += 1
@@ -1471,9 +1475,13 @@ def report(records, current, equivalents, tree=None, out=sys.stdout):
     line('**all**', totals)
     print('\nkilled includes timeouts; score = killed / (mutants - equivalent - build errors).',
           file=out)
+    print('\n%d of %d current mutants have a result (%d not run yet); %d of the results were '
+          'recorded on an earlier tree with the same file contents.'
+          % (sum(sum(c.values()) for c in rows.values()), len(cur),
+             len(cur) - sum(sum(c.values()) for c in rows.values()), older), file=out)
     if stale:
-        print('(%d recorded results of this tree are for mutants that the current sources no '
-              'longer generate; not counted.)' % stale, file=out)
+        print('(%d recorded results are for mutants that the current sources no longer '
+              'generate; not counted.)' % stale, file=out)
     if survivors:
         print('\nSurvivors:\n', file=out)
         for r in sorted(survivors, key=lambda r: (r['file'], r['line'])):
