@@ -51,6 +51,23 @@ TEST(MinimizeE2eTest, FailingCaseMinimizesToACaseFileWithExitZero) {
   EXPECT_NE(r.out.find("# Fields that can vary without changing the failure:"), std::string::npos);
 }
 
+TEST(MinimizeE2eTest, ATinyBudgetBoundsTheWholeRunOfALargeCase) {
+  // DP 256 x TP 16: before the field report honoured the budget, --budget-ms 1
+  // still probed every field of the unshrunk case (tens of seconds). Now the
+  // run stops at the budget and says what it left out.
+  std::string tokens;
+  for (int d = 0; d < 256; ++d) tokens += " " + std::to_string(1 + d % 7);
+  const std::string path = WriteTemp(
+      "big.r3case", "r3case 1\ndp 256\ntp 16\nep on\ndispatch naive\nsp auto\n"
+                    "max_num_batched_tokens 64\ntop_k 2\nnum_experts 8\nnum_layers 1\ntokens" +
+                        tokens + "\n");
+  const Result r = R3check("minimize --budget-ms 1 --mutant no-sp-trim " + path);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("budget exhausted, may shrink further"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# Field report cut short by the budget"), std::string::npos) << r.out;
+  EXPECT_NO_THROW(r3::ParseCase(r.out, "stdout")) << "the output is still a case file";
+}
+
 TEST(MinimizeE2eTest, OutputIsByteIdenticalAcrossRuns) {
   const std::string args = "minimize --mutant floor-shard-size " + kCorpus +
                            "/seeds/tp4-dp3-idle-rank.r3case";

@@ -614,6 +614,25 @@ TEST(MinimizeTest, EvaluationBudgetStopsInTheMiddleOfARound) {
             std::string::npos);
 }
 
+TEST(MinimizeTest, AnExhaustedBudgetCutsTheFieldReportShort) {
+  // On a large case the field report's probes cost more than the shrinking;
+  // with the budget spent it must not run them all (minimize --budget-ms
+  // bounds the whole run), and the header says the report is partial.
+  const Case input = SmallCase(/*dp=*/3, "1 2 3");
+  auto engine = std::make_shared<ScriptedEngine>([input](const Case& c) { return c == input; });
+  MinimizeOptions options;
+  options.max_evaluations = 2;
+  const ScriptedRun run = MinimizeScripted(input, engine, options);
+  ASSERT_TRUE(run.result.budget_exhausted);
+  EXPECT_EQ(engine->seen.size(), 1u + 2u) << "the input, the 2 candidates, and no probe";
+  EXPECT_TRUE(run.result.fields.empty());
+  EXPECT_FALSE(run.result.fields_complete);
+  EXPECT_NE(MinimizedText(run.result, options.sut)
+                .find("# Field report cut short by the budget: fields not listed below were not "
+                      "probed.\n"),
+            std::string::npos);
+}
+
 // The "alternative -> outcome" line the header prints for `field`.
 std::string DependsLine(const std::string& text, const std::string& field) {
   const std::string key = "\n#   " + field + " = ";
@@ -645,6 +664,12 @@ ProbedCase ProbeEveryField() {
   sut::SutOptions options;
   options.external = engine;
   return {run.result, MinimizedText(run.result, options)};
+}
+
+TEST(MinimizeTest, AFinishedRunReportsEveryField) {
+  const ProbedCase probed = ProbeEveryField();
+  EXPECT_TRUE(probed.result.fields_complete);
+  EXPECT_EQ(probed.text.find("cut short"), std::string::npos);
 }
 
 TEST(MinimizeTest, FieldAlternativesAreOneLessOneMoreAndDouble) {

@@ -349,12 +349,20 @@ std::string FieldValue(const Case& c, const std::string& field) {
   return std::to_string(c.step.padded[d]);
 }
 
+// Stops at the budget like the shrinking does (on a large case the probes
+// cost more than the shrinking): *complete is then false.
 std::vector<FieldReport> ReportFields(const Case& minimal, Minimizer& judge,
-                                      const sut::SutOptions& options) {
+                                      const sut::SutOptions& options, bool* complete) {
   std::vector<FieldReport> reports;
+  *complete = true;
   for (auto& [field, alts] : Probes(minimal)) {
     FieldReport report{field, FieldValue(minimal, field), {}};
     for (const Alternative& alt : alts) {
+      if (judge.OutOfBudget()) {
+        *complete = false;
+        if (!report.probes.empty()) reports.push_back(std::move(report));
+        return reports;
+      }
       if (!ValidateCase(alt.c).field.empty()) continue;
       std::vector<Invariant> got;
       try {
@@ -421,7 +429,7 @@ MinimizeResult Minimize(const Case& c, const MinimizeOptions& options) {
   result.tried = minimizer.tried();
   result.accepted = minimizer.accepted();
   result.budget_exhausted = minimizer.exhausted();
-  result.fields = ReportFields(result.minimal, minimizer, options.sut);
+  result.fields = ReportFields(result.minimal, minimizer, options.sut, &result.fields_complete);
   return result;
 }
 
@@ -446,6 +454,9 @@ std::string MinimizedText(const MinimizeResult& result, const sut::SutOptions& o
   std::vector<std::string> free_fields;
   for (const FieldReport& f : result.fields) {
     if (f.free()) free_fields.push_back(f.field);
+  }
+  if (!result.fields_complete) {
+    out << "# Field report cut short by the budget: fields not listed below were not probed.\n";
   }
   out << "# Fields that can vary without changing the failure:";
   if (free_fields.empty()) out << " none";

@@ -54,6 +54,8 @@ struct MinimizeResult {
   int64_t accepted = 0;  // candidates that kept the failure
   bool budget_exhausted = false;
   std::vector<FieldReport> fields;
+  // False when the budget ran out before every field was probed.
+  bool fields_complete = true;
 };
 
 // Sorted, distinct invariants with a violation that no known finding
