@@ -15,6 +15,16 @@ int main(int argc, char** argv) {
                "reference model of gathered-shard layouts"};
   app.name("r3check");
   app.set_version_flag("--version", "r3check " R3CHECK_VERSION);
+  // Every option's default shows in --help (subcommands inherit this).
+  app.option_defaults()->always_capture_default();
+  app.footer(
+      "Examples:\n"
+      "  r3check verify                                   # the main job: corpus + 10000 cases\n"
+      "  r3check check --sut vllm-pre-50874 corpus/seeds/tp2-dp2-eager.r3case\n"
+      "  r3check explain --svg eager.svg corpus/seeds/tp2-dp2-eager.r3case\n"
+      "  r3check minimize --mutant no-sp-trim --save my-bug x.r3case  # keep a failure, shrunk\n"
+      "  r3check verify --sut vllm:~/vllm --junit r3.xml   # your vLLM checkout, for CI\n"
+      "Exit status: 0 pass, 1 a violation, 2 bad input (docs/cli.md).");
   app.require_subcommand(1);
   int exit_code = 0;
   r3::cli::AddCheckCommand(app, &exit_code);

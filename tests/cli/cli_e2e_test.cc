@@ -154,6 +154,18 @@ TEST(CliE2eTest, AnUnexplainedWrongRankIsWrongAndNotOk) {
   EXPECT_EQ(nlohmann::json::parse(pass.out)["verdict"], "pass");
 }
 
+TEST(CliE2eTest, HelpHasExamplesAndEveryDefault) {
+  Result r = R3check("--help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("Examples:\n  r3check verify"), std::string::npos) << r.out;
+  r = R3check("verify --help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("=10000"), std::string::npos) << r.out;  // --cases
+  EXPECT_NE(r.out.find("--policy TEXT=pr50874"), std::string::npos) << r.out;
+  r = R3check("minimize --help");
+  EXPECT_NE(r.out.find("=10000"), std::string::npos) << r.out;  // --budget-ms
+}
+
 TEST(CliE2eTest, VersionNamesTheProgram) {
   const Result r = R3check("--version");
   EXPECT_EQ(r.status, 0);
