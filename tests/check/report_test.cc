@@ -124,7 +124,7 @@ TEST(ReportEdgesTest, LegendShowsSixteenRunsThenACount) {
   RowRuns runs;
   for (int64_t d = 0; d < 17; ++d) AppendRun(runs, {d, 0, 1});
   const std::string legend = RenderLegend(runs);
-  EXPECT_NE(legend.find("[15,16) dp15 0..1  ... 1 more runs"), std::string::npos) << legend;
+  EXPECT_NE(legend.find("[15..16) dp15[0..1)  ... 1 more runs"), std::string::npos) << legend;
   EXPECT_EQ(legend.find("dp16"), std::string::npos) << legend;
   runs.pop_back();
   EXPECT_EQ(RenderLegend(runs).find("more runs"), std::string::npos);

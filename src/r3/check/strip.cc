@@ -36,13 +36,11 @@ std::string RenderLegend(const RowRuns& runs, size_t max_runs) {
       out << "  ... " << runs.size() - max_runs << " more runs";
       break;
     }
+    // the tensor's rows [a..b), then what they hold in DescribeRuns' notation
+    // (the one explain uses for captured and expected rows too)
     const RowRun& run = runs[i];
-    out << (i == 0 ? "" : "  ") << '[' << offset << ',' << offset + run.count << ") ";
-    if (run.is_pad()) {
-      out << "pad";
-    } else {
-      out << "dp" << run.dp << ' ' << run.first << ".." << run.first + run.count;
-    }
+    out << (i == 0 ? "" : "  ") << '[' << offset << ".." << offset + run.count << ") "
+        << DescribeRuns({run});
     offset += run.count;
   }
   return out.str();

@@ -13,7 +13,8 @@ namespace r3::check {
 // At most `width` characters wide; every run gets at least one character.
 std::string RenderStrip(const RowRuns& runs, int width = 64);
 
-// "[0,5) dp0 tokens 0..5  [5,6) pad ..." one run per entry.
+// "[0..5) dp0[0..5)  [5..6) pad1 ...": the tensor's rows, then what they hold in
+// DescribeRuns' notation, one run per entry.
 std::string RenderLegend(const RowRuns& runs, size_t max_runs = 16);
 
 }  // namespace r3::check
