@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "r3/case/case_format.h"
+#include "r3/check/layout_svg.h"
 #include "r3/check/sizing_report.h"
 #include "r3/check/strip.h"
 
@@ -65,6 +66,20 @@ TEST(ReportTest, SizingOfTheWarmup) {
   const SizingReport report = BuildSizingReport(c, {});
   ExpectApproved("sizing_warmup.txt", SizingText(c, report));
   ExpectApproved("sizing_warmup.json", SizingJson(report).dump(2) + "\n");
+}
+
+// The pictures are reports too: their bytes are locked like the text's (they
+// were looked at when approved; tests/cli/svg_render_test.py renders them).
+TEST(ReportTest, PicturesOfTheEagerStep) {
+  const Case c = Seed("tp2-dp2-eager");
+  ExpectApproved("explain_eager.svg", LayoutSvg(c, RunCase(c, {}), {}));
+  ExpectApproved("sizing_eager.svg", SizingSvg(c, {}));
+}
+
+TEST(ReportTest, PictureOfAWrongCaptureUnderAMutant) {
+  const Case c = Seed("tp2-dp2-internal-sp");
+  const sut::SutOptions options{.mutants = sut::MutantSet(sut::Mutant::kFloorShardSize)};
+  ExpectApproved("explain_internal_sp_floor.svg", LayoutSvg(c, RunCase(c, options), options));
 }
 
 TEST(ReportTest, StripScalesLargeTensorsButKeepsEveryRun) {

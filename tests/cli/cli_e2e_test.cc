@@ -197,6 +197,18 @@ TEST(CliE2eTest, CheckJsonListsEveryCaseWithItsSettings) {
   EXPECT_EQ(j["ok"], false);
 }
 
+TEST(CliE2eTest, CheckJunitIsLockedByAnApprovalFile) {
+  // The JUnit layout CI services parse (R3_UPDATE_APPROVALS=1 rewrites it).
+  const std::string xml = TempPath("check.xml");
+  const Result r = R3check("check --mutant no-sp-trim --junit " + xml +
+                           " seeds/tp2-dp2-eager.r3case seeds/tp2-dp2-ep-off.r3case");
+  ASSERT_EQ(r.status, 1) << r.err;
+  const std::string approved = std::string(R3CHECK_TESTDATA) + "/approved/check_two_seeds.junit.xml";
+  const char* update = std::getenv("R3_UPDATE_APPROVALS");
+  if (update != nullptr && std::string(update) == "1") std::ofstream(approved) << Slurp(xml);
+  EXPECT_EQ(Slurp(xml), Slurp(approved)) << "JUnit format changed: " << approved;
+}
+
 TEST(CliE2eTest, VerifyJunitHasOneFailingTestcasePerFailingCase) {
   // What a CI job reads: under a seeded bug every failing case (and only
   // those) is a <failure> with the verdict and the case text.

@@ -73,8 +73,14 @@ void Bar(std::ostringstream& out, const RowRuns& runs, double x, double y, doubl
 std::string LayoutSvg(const Case& c, const CaseResult& result, const sut::SutOptions& options) {
   const model::Layout& layout = result.layout;
   const sut::Observation& obs = result.observation;
+  // One scale for tensors and captures: a rank may expect more rows than the
+  // tensor it sees holds (that is the bug being drawn), and must still fit.
   int64_t widest = 1;
   for (const RowTensor& t : layout.tensors) widest = std::max(widest, t.rows());
+  for (size_t i = 0; i < layout.ranks.size(); ++i) {
+    widest = std::max({widest, TotalRows(layout.ranks[i].expected),
+                       TotalRows(obs.ranks[i].captured)});
+  }
   const double scale = kWidth / static_cast<double>(widest);
 
   // Which ranks get a line: all up to 64, else only the wrong ones.
