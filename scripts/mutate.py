@@ -1257,15 +1257,25 @@ class Coverage:
                 or m.line in self.tests[t.name].get(m.file, ())]
 
 
-def load_coverage(tree):
+def sources_digest(files):
+    return snapshot_digest(mutation_sources(files))
+
+
+def load_coverage(tree, files):
+    """The map, when it was made from the same mutated sources. Tests edited
+    since may reach lines the map does not credit them with (a kill can then
+    be missed, never invented): refresh it after editing tests."""
     if not os.path.exists(COVERAGE):
         return None
     with open(COVERAGE) as f:
         data = json.load(f)
-    if data.get('tree') != tree:
-        log('mutate: %s is for another tree; running every affected test '
+    if data.get('sources', data.get('tree')) != sources_digest(files) and data.get('tree') != tree:
+        log('mutate: %s is for other sources; running every affected test '
             '(--collect-coverage to refresh)' % os.path.relpath(COVERAGE, ROOT))
         return None
+    if data.get('tree') != tree:
+        log('mutate: %s was made before the tests last changed (same sources); '
+            '--collect-coverage refreshes it' % os.path.relpath(COVERAGE, ROOT))
     return Coverage(data)
 
 
@@ -1334,7 +1344,8 @@ def collect_coverage(args, files):
         return t.name, res, detail, lines
 
     log('mutate: coverage of %d tests (%d at a time)' % (len(tests), args.test_jobs))
-    data = {'tree': snapshot_digest(files), 'tests': {}, 'instrumented': {}}
+    data = {'tree': snapshot_digest(files), 'sources': sources_digest(files), 'tests': {},
+            'instrumented': {}}
     if args.test and os.path.exists(COVERAGE):
         # --test: refresh these tests in a map of the same tree, keep the rest
         with open(COVERAGE) as f:
@@ -1533,6 +1544,8 @@ def main():
                     help='record which test executes which line (a -Db_coverage build in '
                     '.mutate/work/covbuild); later runs then skip the tests that never reach '
                     'a mutant\'s line')
+    ap.add_argument('--no-coverage', action='store_true',
+                    help='run every affected test even when a coverage map exists')
     ap.add_argument('--survivors', action='store_true',
                     help='only mutants with no kill recorded for their current file contents '
                     '(after adding tests: re-run what survived)')
@@ -1660,7 +1673,7 @@ def main():
     runner = Runner(args, files)
     runner.prepare(full=not args.ci)
     if not args.ci:
-        runner.coverage = load_coverage(tree)
+        runner.coverage = None if args.no_coverage else load_coverage(tree, files)
     hints = hints_from(load_results(RESULTS))
     if args.ci:
         # Only the tests the sample names, each checked on the pristine copy.
