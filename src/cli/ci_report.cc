@@ -7,31 +7,9 @@
 #include "r3/case/case_format.h"
 #include "r3/case/case_json.h"
 #include "r3/check/report.h"
+#include "r3/check/xml_text.h"
 
 namespace r3::cli {
-namespace {
-
-// XML text and attribute values; bytes that XML 1.0 forbids (control
-// characters from a hostile file name) become '?'.
-std::string Xml(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        const auto byte = static_cast<unsigned char>(ch);
-        out += byte < 0x20 && ch != '\n' && ch != '\t' && ch != '\r' ? '?' : ch;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 CaseRecord MakeRecord(const std::string& source, const std::string& group, const Case& c,
                       const check::CaseResult& result, const sut::SutOptions& options,
@@ -69,24 +47,24 @@ void WriteJunit(const std::string& path, const std::string& name,
   }
   std::ostringstream out;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<testsuites name=\"" << Xml(name) << "\" tests=\"" << records.size()
+      << "<testsuites name=\"" << check::XmlText(name) << "\" tests=\"" << records.size()
       << "\" failures=\"" << failures << "\">\n";
   for (const std::string& group : order) {
     const auto& members = groups[group];
     int group_failures = 0;
     for (const CaseRecord* r : members) group_failures += r->verdict == "fail" ? 1 : 0;
-    out << "  <testsuite name=\"" << Xml(name + "." + group) << "\" tests=\"" << members.size()
+    out << "  <testsuite name=\"" << check::XmlText(name + "." + group) << "\" tests=\"" << members.size()
         << "\" failures=\"" << group_failures << "\">\n";
     for (const CaseRecord* r : members) {
-      out << "    <testcase classname=\"" << Xml(name + "." + group) << "\" name=\""
-          << Xml(r->source) << "\"";
+      out << "    <testcase classname=\"" << check::XmlText(name + "." + group) << "\" name=\""
+          << check::XmlText(r->source) << "\"";
       if (r->verdict != "fail") {
         out << "/>\n";
         continue;
       }
       const std::string headline = r->text.substr(0, r->text.find('\n'));
-      out << ">\n      <failure message=\"" << Xml(headline) << "\">"
-          << Xml(r->text + "--- case ---\n" + r->detail.value("case_text", std::string()))
+      out << ">\n      <failure message=\"" << check::XmlText(headline) << "\">"
+          << check::XmlText(r->text + "--- case ---\n" + r->detail.value("case_text", std::string()))
           << "</failure>\n    </testcase>\n";
     }
     out << "  </testsuite>\n";

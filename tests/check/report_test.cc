@@ -11,6 +11,7 @@
 
 #include "r3/case/case_format.h"
 #include "r3/check/layout_svg.h"
+#include "r3/check/xml_text.h"
 #include "r3/check/sizing_report.h"
 #include "r3/check/strip.h"
 
@@ -80,6 +81,12 @@ TEST(ReportTest, PictureOfAWrongCaptureUnderAMutant) {
   const Case c = Seed("tp2-dp2-internal-sp");
   const sut::SutOptions options{.mutants = sut::MutantSet(sut::Mutant::kFloorShardSize)};
   ExpectApproved("explain_internal_sp_floor.svg", LayoutSvg(c, RunCase(c, options), options));
+}
+
+TEST(ReportTest, XmlTextEscapesMarkupAndReplacesControlBytes) {
+  EXPECT_EQ(XmlText("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+  EXPECT_EQ(XmlText(std::string("x\x01y\x1fz\n\t\r", 8)), "x?y?z\n\t\r");
+  EXPECT_EQ(XmlText("dp0[0..5) \xc3\xa9"), "dp0[0..5) \xc3\xa9");  // UTF-8 passes through
 }
 
 TEST(ReportTest, StripScalesLargeTensorsButKeepsEveryRun) {

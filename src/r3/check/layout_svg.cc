@@ -8,6 +8,7 @@
 
 #include "r3/case/limits.h"
 #include "r3/check/report.h"
+#include "r3/check/xml_text.h"
 #include "r3/model/sizing.h"
 #include "r3/sut/replay_sizing.h"
 
@@ -17,20 +18,6 @@ namespace {
 constexpr double kLeft = 150;    // room for the labels
 constexpr double kWidth = 800;   // the widest tensor
 constexpr int kMaxRankLines = 64;
-
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (const char ch : text) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
 
 // Owners get hues spread by the golden angle, so neighbours differ at any DP.
 std::string OwnerColour(int64_t dp) {
@@ -115,7 +102,7 @@ std::string LayoutSvg(const Case& c, const CaseResult& result, const sut::SutOpt
         Bar(body, o.captured, kLeft, y, 6, scale, false);
       } else {
         body << "<text x=\"" << kLeft << "\" y=\"" << Num(y + 6)
-             << "\" font-size=\"10\" fill=\"red\">" << Escape(o.error) << "</text>\n";
+             << "\" font-size=\"10\" fill=\"red\">" << XmlText(o.error) << "</text>\n";
       }
       Bar(body, r.expected, kLeft, y + 8, 4, scale, false);
       if (!ok) {
@@ -144,7 +131,7 @@ std::string LayoutSvg(const Case& c, const CaseResult& result, const sut::SutOpt
   const std::string verdict = VerdictText("verdict", result, options, 0);
   body << "<text x=\"10\" y=\"" << Num(y + 14) << "\" font-size=\"13\" fill=\""
        << (result.PassesOrKnown() ? "black" : "red") << "\">"
-       << Escape(verdict.substr(0, verdict.find('\n'))) << "</text>\n";
+       << XmlText(verdict.substr(0, verdict.find('\n'))) << "</text>\n";
   y += 30;
 
   const Config& cfg = c.config;
@@ -159,7 +146,7 @@ std::string LayoutSvg(const Case& c, const CaseResult& result, const sut::SutOpt
       << "<text x=\"10\" y=\"22\" font-size=\"15\">DP " << cfg.dp << ", TP " << cfg.tp << ", EP "
       << (cfg.ep ? "on" : "off") << ", " << DispatchName(cfg.dispatch) << " dispatch, SP "
       << (layout.sp ? "on" : "off") << ", M " << cfg.max_num_batched_tokens << "</text>\n"
-      << "<text x=\"10\" y=\"38\" font-size=\"11\">" << Escape(DescribeOptions(options))
+      << "<text x=\"10\" y=\"38\" font-size=\"11\">" << XmlText(DescribeOptions(options))
       << "</text>\n<text x=\"10\" y=\"52\" font-size=\"11\">per rank: captured rows (upper) "
       << "over expected rows (lower); colour = owning DP rank, hatched = SP padding</text>\n"
       << body.str() << "</svg>\n";
