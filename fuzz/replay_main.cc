@@ -15,7 +15,8 @@
 //   2  usage: an unknown flag, SUT, mutant or policy name, a path that does
 //      not exist or cannot be read, no inputs;
 //   3  the target crashed some other way (an abort that is not a finding,
-//      e.g. an uncaught exception).
+//      e.g. an uncaught exception), or returned a value libFuzzer does not
+//      define (only 0, and -1 for "reject", exist).
 //
 // --require-valid fails when the target rejects an input: seed and
 // regression corpora hold valid cases only. --list-invalid prints the
@@ -41,6 +42,13 @@
 
 #include "fuzz/replay_hooks.h"
 
+#ifdef R3_REPLAY_GCOV_DUMP
+// libgcov (a -Db_coverage=true build): writes the counters now; _exit below
+// skips the exit handler that would, and the lines a target ran before it
+// aborted would count as never run (scripts/mutate.py --collect-coverage).
+extern "C" void __gcov_dump();
+#endif
+
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv);
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -56,6 +64,13 @@ volatile std::sig_atomic_t g_expect_kill = 0;
 
 void Say(const char* text) { (void)!write(2, text, std::strlen(text)); }
 
+[[noreturn]] void Exit(int status) {
+#ifdef R3_REPLAY_GCOV_DUMP
+  __gcov_dump();
+#endif
+  _exit(status);
+}
+
 void OnAbort(int /*signal*/) {
   // Only async-signal-safe calls here.
   const bool finding = &r3_fuzz_finding != nullptr && r3_fuzz_finding != 0;
@@ -63,13 +78,13 @@ void OnAbort(int /*signal*/) {
     Say("replay: target crashed (an abort that is not a finding) on ");
     Say(g_current);
     Say("\n");
-    _exit(kCrash);
+    Exit(kCrash);
   }
   Say(g_expect_kill ? "replay: expected kill: the target reported a finding on "
                     : "replay: target aborted on a finding in ");
   Say(g_current);
   Say("\n");
-  _exit(g_expect_kill ? kOk : kFailed);
+  Exit(g_expect_kill ? kOk : kFailed);
 }
 
 [[noreturn]] void Usage(const std::string& why) {
@@ -176,14 +191,19 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> observed;
   int rejected = 0;
   for (const std::string& file : files) {
+    std::snprintf(g_current, sizeof(g_current), "%s", file.c_str());
     std::ifstream in(file, std::ios::binary);
     if (!in) Usage("cannot read " + file);
     const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    std::snprintf(g_current, sizeof(g_current), "%s", file.c_str());
     if (&r3_fuzz_rejected != nullptr) r3_fuzz_rejected = 0;
     const int rc =
         LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-    const bool is_rejected = rc != 0 || (&r3_fuzz_rejected != nullptr && r3_fuzz_rejected != 0);
+    if (rc != 0 && rc != -1) {
+      std::fprintf(stderr, "replay: the target returned %d on %s; libFuzzer defines only 0 and -1 "
+                   "(reject)\n", rc, file.c_str());
+      return kCrash;
+    }
+    const bool is_rejected = rc == -1 || (&r3_fuzz_rejected != nullptr && r3_fuzz_rejected != 0);
     if (is_rejected) {
       ++rejected;
       if (require_valid) std::fprintf(stderr, "replay: %s: rejected as invalid\n", file.c_str());
