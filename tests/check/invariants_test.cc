@@ -127,6 +127,15 @@ TEST_F(InvariantsTest, TpRanksDisagreeOnlyOnTpAgree) {
   EXPECT_EQ(Where(), (Places{{Invariant::kRowsExact, {1, 1}}, {Invariant::kTpAgree, {1, 1}}}));
 }
 
+TEST_F(InvariantsTest, TpAgreeNamesTheRankAndTpRankZeroItDisagreesWith) {
+  Rank(1, 1).error = "RuntimeError: NCCL timeout";
+  const Verdict v = Judge();
+  ASSERT_EQ(v.violations.back().invariant, Invariant::kTpAgree);
+  EXPECT_EQ(v.violations.back().message,
+            "dp1/tp1 captured nothing (RuntimeError: NCCL timeout) but dp1/tp0 captured "
+            "dp1[0..3)");
+}
+
 TEST_F(InvariantsTest, ConcatGlobalHoldsWhenOnlyTheDpBoundaryMoved) {
   // One row moved across the DP boundary on TP rank 1: each DP rank's
   // capture is wrong, but their join is still the global batch.

@@ -124,6 +124,32 @@ TEST(DecodePadFinding, DoesNotExplainOtherRowsOrAnError) {
   }
 }
 
+Violation RowsExactAt(int64_t dp, int64_t tp) {
+  Violation v;
+  v.invariant = Invariant::kRowsExact;
+  v.dp = dp;
+  v.tp = tp;
+  return v;
+}
+
+TEST(DecodePadFinding, ExplainsTheLastRankButNoRankOutsideTheCase) {
+  // DP2/TP2: dp1/tp1 is the last rank and the finding's. A violation naming
+  // tp2 or dp2 names no rank: not the finding, although the rank that
+  // d*T + t would index for dp0/tp2 (dp1/tp0) is made to look like one.
+  const Case c = DecodeCase();
+  sut::Observation obs = sut::RunSut(c, {});
+  sut::RankObservation& next = Rank(c, obs, /*d=*/1, /*t=*/0);
+  next.branch = sut::Branch::kLocal;
+  next.n = 1;
+  next.captured = kOnePadRow;
+  const KnownFinding* last = ExplainViolation(c, obs, RowsExactAt(/*dp=*/1, /*tp=*/1));
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->id, kDecodePad);
+  EXPECT_EQ(ExplainViolation(c, obs, RowsExactAt(/*dp=*/0, /*tp=*/2)), nullptr);
+  EXPECT_EQ(ExplainViolation(c, obs, RowsExactAt(/*dp=*/2, /*tp=*/1)), nullptr);
+  EXPECT_EQ(ExplainViolation(c, obs, RowsExactAt(/*dp=*/-1, /*tp=*/1)), nullptr);
+}
+
 TEST(DecodePadFinding, ConcatIsExplainedOnlyWhenEveryOtherDpRankIsRight) {
   // DP rank 1 owns 3 rows; its TP rank 1 captures one row too few. The
   // finding still explains DP rank 0's padding row, but not the joined

@@ -13,7 +13,7 @@ bool InternalSp(const Case& c) {
 
 const sut::RankObservation& Rank(const Case& c, const sut::Observation& obs, int64_t d,
                                  int64_t t) {
-  return obs.ranks[static_cast<size_t>(d * c.config.tp + t)];
+  return obs.ranks.at(static_cast<size_t>(d * c.config.tp + t));
 }
 
 // DP rank d's own rows, the capture every one of its TP ranks must make.
@@ -30,11 +30,13 @@ RowRuns OwnRows(const Case& c, int64_t d) {
 // and TP ranks > 0 capture their padding row. Matched on the rank's shape
 // (TP rank > 0, N[d] == 1, that branch, no error, exactly one SP padding
 // row captured), so the same invariant failing for another cause is not
-// taken for it.
+// taken for it. A violation that names no rank of the case (dp or tp out of
+// range) is none; the lookups below use at(), so reading past the ranks
+// throws rather than matching a neighbour's row.
 bool PadRowTakenForBatch(const Case& c, const sut::Observation& obs, int64_t d, int64_t t) {
   if (d < 0 || t <= 0 || d >= c.config.dp || t >= c.config.tp) return false;
   const sut::RankObservation& r = Rank(c, obs, d, t);
-  return c.step.padded[static_cast<size_t>(d)] == 1 && r.n == 1 && r.error.empty() &&
+  return c.step.padded.at(static_cast<size_t>(d)) == 1 && r.n == 1 && r.error.empty() &&
          r.stray_rows == 0 &&
          (r.branch == sut::Branch::kLocal || r.branch == sut::Branch::kNaiveDp) &&
          r.captured.size() == 1 && r.captured[0].is_pad() && r.captured[0].count == 1;
