@@ -216,6 +216,11 @@ TEST(CliE2eTest, VerifyJunitHasOneFailingTestcasePerFailingCase) {
   const Result r = R3check("verify --mutant no-sp-trim --cases 300 --json --junit " + xml);
   ASSERT_EQ(r.status, 1) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["command"], "verify");
+  EXPECT_EQ(j["corpus"], std::string(R3CHECK_SOURCE_CORPUS));
+  EXPECT_EQ(j["seed"], 1);
+  EXPECT_EQ(j["generated_cases"], 300);
+  EXPECT_EQ(j["options"]["policy"], "pr50874");
   const int failing = j["total"]["fail"].get<int>();
   ASSERT_GT(failing, 0);
   EXPECT_EQ(static_cast<int>(j["failures"].size()), failing);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/testing/r3check_runner.h"
+#include "tests/testing/run_shell.h"
 
 namespace {
 
@@ -147,9 +148,14 @@ TEST(CliFlagsE2eTest, SutFlagOnCheck) {
 // This build has no usable GPU here (or no CUDA at all): --gpu says so,
 // exit 2, never a silent fallback to the host SUT.
 TEST(CliFlagsE2eTest, GpuFlagWithoutAGpuIsExitTwo) {
+  // Skips only where a GPU can really run the step: a build without CUDA, or
+  // a machine without a GPU, must refuse (a skip on "exit 0" would pass a
+  // --gpu that silently checked on the host).
+  const bool gpu_here = R3CHECK_BUILT_WITH_GPU &&
+                        r3::testing::RunShell("nvidia-smi -L >/dev/null 2>&1").status == 0;
   for (const char* cmd : {"check --gpu seeds/tp2-dp2-eager.r3case", "verify --gpu --cases 1"}) {
     const Result r = R3check(cmd);
-    if (r.status == 0) GTEST_SKIP() << "a GPU is usable here";
+    if (gpu_here) GTEST_SKIP() << "a GPU is usable here";
     EXPECT_EQ(r.status, 2) << cmd << r.out;
     EXPECT_EQ(Lines(r.err), 1) << r.err;
     EXPECT_TRUE(Has(r.err, "r3check: --gpu: ")) << r.err;
