@@ -387,6 +387,16 @@ ScriptedRun MinimizeScripted(const Case& input, const std::shared_ptr<ScriptedEn
   return run;
 }
 
+// The values one field takes among the candidates tried, in order, leaving
+// out the candidates that keep the input's value.
+std::vector<int64_t> ValuesTried(const ScriptedRun& run, int64_t Config::*field, int64_t input) {
+  std::vector<int64_t> out;
+  for (const Case& c : run.candidates) {
+    if (c.config.*field != input) out.push_back(c.config.*field);
+  }
+  return out;
+}
+
 // One round of candidates: only the input fails, so none is accepted.
 ScriptedRun OnlyInputFails(const Case& input) {
   MinimizeOptions options;
@@ -458,11 +468,7 @@ TEST(MinimizeTest, SmallerMAloneStartsAtOneForAnEmptyStep) {
   const Case input = SmallCase(/*dp=*/2, "0 0", /*max_num_batched_tokens=*/64);
   const ScriptedRun run = OnlyInputFails(input);
   ASSERT_TRUE(run.result.input_fails);
-  std::vector<int64_t> got;
-  for (const Case& c : run.candidates) {
-    if (c.config.max_num_batched_tokens != 64) got.push_back(c.config.max_num_batched_tokens);
-  }
-  EXPECT_EQ(got, (std::vector<int64_t>{/*clamped*/ 1, 33, 49, 57, 61, 63,
+  EXPECT_EQ(ValuesTried(run, &Config::max_num_batched_tokens, 64), (std::vector<int64_t>{/*clamped*/ 1, 33, 49, 57, 61, 63,
                                        /*alone*/ 1, 33, 49, 57, 61, 63}));
 }
 
@@ -491,14 +497,9 @@ TEST(MinimizeTest, LaddersAreExhaustiveUpToSixteenValues) {
       "test");
   const ScriptedRun run = OnlyInputFails(input);
   ASSERT_TRUE(run.result.input_fails);
-  std::vector<int64_t> layers;
-  std::vector<int64_t> experts;
-  for (const Case& c : run.candidates) {
-    if (c.config.num_layers != 17) layers.push_back(c.config.num_layers);
-    if (c.config.num_experts != 18) experts.push_back(c.config.num_experts);
-  }
-  EXPECT_EQ(layers, (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}));
-  EXPECT_EQ(experts, (std::vector<int64_t>{1, 10, 14, 16, 17}));
+  EXPECT_EQ(ValuesTried(run, &Config::num_layers, 17),
+            (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}));
+  EXPECT_EQ(ValuesTried(run, &Config::num_experts, 18), (std::vector<int64_t>{1, 10, 14, 16, 17}));
 }
 
 TEST(MinimizeTest, FewerDpRanksHalveTheDistanceDownToOne) {
@@ -506,13 +507,9 @@ TEST(MinimizeTest, FewerDpRanksHalveTheDistanceDownToOne) {
   for (int d = 0; d < 20; ++d) tokens += "1 ";
   const ScriptedRun run = OnlyInputFails(SmallCase(/*dp=*/20, tokens));
   ASSERT_TRUE(run.result.input_fails);
-  std::vector<int64_t> dp;
-  for (const Case& c : run.candidates) {
-    if (c.config.dp != 20) dp.push_back(c.config.dp);
-  }
   std::vector<int64_t> expected = {1, 1, 11, 11, 16, 16, 18, 18, 19, 19};  // prefix, suffix
   expected.resize(expected.size() + 20, 19);                               // one rank dropped
-  EXPECT_EQ(dp, expected);
+  EXPECT_EQ(ValuesTried(run, &Config::dp, 20), expected);
 }
 
 // When the failure needs none of the case, every field goes to its
@@ -575,14 +572,8 @@ TEST(MinimizeTest, TpAndTopKLaddersHalveTheDistanceDownToOne) {
       "test");
   const ScriptedRun run = OnlyInputFails(input);
   ASSERT_TRUE(run.result.input_fails);
-  std::vector<int64_t> tp;
-  std::vector<int64_t> top_k;
-  for (const Case& c : run.candidates) {
-    if (c.config.tp != 32) tp.push_back(c.config.tp);
-    if (c.config.top_k != 32) top_k.push_back(c.config.top_k);
-  }
-  EXPECT_EQ(tp, (std::vector<int64_t>{1, 17, 25, 29, 31}));
-  EXPECT_EQ(top_k, (std::vector<int64_t>{1, 17, 25, 29, 31}));
+  EXPECT_EQ(ValuesTried(run, &Config::tp, 32), (std::vector<int64_t>{1, 17, 25, 29, 31}));
+  EXPECT_EQ(ValuesTried(run, &Config::top_k, 32), (std::vector<int64_t>{1, 17, 25, 29, 31}));
 }
 
 // SP forced on: dropping to one DP rank or to TP 1, or turning EP off, gives
