@@ -120,7 +120,7 @@ if [[ -f $state/total ]]; then
   [[ $total != "$seconds" ]] && log "resuming a ${total}s run (ignoring -t $seconds; --fresh starts over)"
 else
   # A new run: the last one's work corpus was merged; its findings reported.
-  rm -rf "$state/work" "$state/artifacts" "$state/findings" "$state"/*.log
+  rm -rf "$state/work" "$state/artifacts" "$state/findings" "$state"/*.log "$state/progress.tsv"
   mkdir -p "$state/work" "$state/artifacts" "$state/findings"
   total=$seconds
   done_s=0
@@ -148,6 +148,10 @@ progress() {  # the latest fork-mode status line as one progress line
       execs=substr($1, 2, length($1) - 2);
       printf "[fuzz-overnight %s] %ss/%ss: execs %s, cov %s, ft %s, corpus %s, exec/s %s, oom/timeout/crash %s, findings %s\n",
         now, t, tot, execs, $3, $5, $7, $9, $11, f }'
+    # the same numbers for the morning report (scripts/fuzz_report.py)
+    echo "$line" | awk -v t="$1" -v f="$finds" '{
+      printf "%s %s %s %s %s %s %s\n", t, substr($1, 2, length($1) - 2), $3, $5, $7, $9, f }' \
+      >>"$state/progress.tsv"
   fi
 }
 
@@ -280,5 +284,8 @@ for f in "${unique[@]}"; do [[ -n $f ]] && echo "  $f"; done
 if [[ ${#unique[@]} -gt 0 && -n ${unique[0]} && $target == layout ]]; then
   echo "keep one:  $r3check minimize ${sut_args[*]} --save NAME <case>"
 fi
+python3 "$root/scripts/fuzz_report.py" "$state" "$target" "$total" "$before" "$after" \
+  "${unique[@]}" || log "could not write the report files (see above)"
+echo "report:    $state/report.json, $state/report.svg (coverage and corpus over time)"
 echo "state:     $state (--fresh to start over)"
 rm -f "$state/total" "$state/elapsed"  # the run is complete: the next one starts afresh

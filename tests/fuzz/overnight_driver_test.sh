@@ -68,6 +68,23 @@ grep -q 'crashes:   1 raw, 1 distinct after minimization' <<<"$out" || fail "cra
 ls "$state"/findings/*.r3case >/dev/null 2>&1 || fail "no minimized finding in $state/findings"
 [[ $(ls "$tmp/corpus" | wc -l) -ge 1 ]] || fail "the corpus lost the night's inputs (merge aborted?)"
 grep -q 'mutant=no-sp-trim' "$state/config" || fail "the state does not record the mutant"
+# the morning report: JSON numbers from the fuzzer's last status line, an SVG
+# plot that parses and renders
+python3 - "$state" <<'PY' || fail "report.json/report.svg do not hold the night"
+import json, sys, xml.etree.ElementTree as ET
+state = sys.argv[1]
+r = json.load(open(state + '/report.json'))
+assert r['target'] == 'layout' and r['seconds'] == 2, r
+assert r['execs'] == 20 and r['coverage'] == {'cov': 7, 'ft': 8}, r
+assert len(r['findings']) == 1 and r['findings'][0].endswith('.r3case'), r['findings']
+assert r['corpus']['after'] >= 1 and r['timeline'], r
+root = ET.parse(state + '/report.svg').getroot()
+assert len(root.findall('{http://www.w3.org/2000/svg}polyline')) == 2
+PY
+if command -v rsvg-convert >/dev/null; then
+  rsvg-convert -o "$tmp/report.png" "$state/report.svg" || fail "report.svg does not render"
+fi
+grep -q "^report:    $state/report.json" <<<"$out" || fail "the report does not name its files"
 
 echo "== a resume with another SUT setting is refused"
 R3_FUZZ_MUTANT=no-sp-trim "$driver" -t 60 -j 1 >/dev/null 2>&1 &
