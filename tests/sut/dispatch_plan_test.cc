@@ -6,6 +6,7 @@
 
 #include "r3/model/layout.h"
 #include "r3/sample/case_sampler.h"
+#include "r3/sut/sut.h"
 #include "tests/testing/test_case.h"
 
 namespace r3::sut {
@@ -74,6 +75,21 @@ TEST(DispatchPlanTest, OneDpRankHasNoMetadataAndNoGather) {
   EXPECT_FALSE(plan.naive);
   EXPECT_FALSE(plan.local_sizes.has_value());
   EXPECT_EQ(DescribeRuns(plan.Routed(1)), "dp0[0..7)");
+}
+
+TEST(DispatchPlanTest, SequenceParallelNeedsMoreThanOneTpRank) {
+  // vLLM's sequence-parallel MoE splits each DP rank's batch over its TP
+  // ranks: with one TP rank there is nothing to split, so no SP (and no
+  // ep-sp-shards branch, which only labels the step differently here).
+  const DispatchPlan one = PlanDispatch(MakeCase({.tp = 1, .tokens = {5, 3}}), {});
+  EXPECT_FALSE(one.sp);
+  EXPECT_TRUE(one.naive);
+  const DispatchPlan two = PlanDispatch(MakeCase({.tp = 2, .tokens = {5, 3}}), {});
+  EXPECT_TRUE(two.sp);
+  for (const RankObservation& r :
+       RunSut(MakeCase({.tp = 1, .tokens = {5, 3}}), {}).ranks) {
+    EXPECT_EQ(r.branch, Branch::kNaiveDp) << "dp" << r.dp << "/tp" << r.tp;
+  }
 }
 
 TEST(DispatchPlanTest, DispatchMutantsChangeThePlan) {
