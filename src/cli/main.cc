@@ -1,6 +1,7 @@
 // r3check: property-based verification of vLLM's routed-experts capture.
 #include <cstdio>
 #include <exception>
+#include <iostream>
 
 #include <CLI/CLI.hpp>
 
@@ -73,6 +74,13 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "r3check: internal error: %s\n", e.what());
     return 3;
+  }
+  // A verdict that never reached its reader (a full disk, a closed pipe
+  // read by nobody) must not pass for a clean run.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    std::fprintf(stderr, "r3check: cannot write to standard output\n");
+    return 2;
   }
   return exit_code;
 }
