@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "r3/case/case_format.h"
+#include "r3/check/known_findings.h"
 #include "r3/check/layout_svg.h"
 #include "r3/check/xml_text.h"
 #include "r3/check/sizing_report.h"
@@ -81,6 +82,40 @@ TEST(ReportTest, PictureOfAWrongCaptureUnderAMutant) {
   const Case c = Seed("tp2-dp2-internal-sp");
   const sut::SutOptions options{.mutants = sut::MutantSet(sut::Mutant::kFloorShardSize)};
   ExpectApproved("explain_internal_sp_floor.svg", LayoutSvg(c, RunCase(c, options), options));
+}
+
+// A wrong rank is labelled by the violations that name it (its DP rank, and
+// its TP rank or every TP rank): "known finding ID" when known findings
+// explain all of them, "WRONG" when one is unexplained, whatever the other
+// ranks' violations are.
+TEST(ReportTest, EachWrongRankIsLabelledByItsOwnViolations) {
+  const Case c = Seed("tp2-dp2-eager");
+  CaseResult result = RunCase(c, {});
+  ASSERT_EQ(result.observation.ranks.size(), 4u);  // dp0/tp0 dp0/tp1 dp1/tp0 dp1/tp1
+  for (auto& r : result.observation.ranks) r.captured = {};  // every rank wrong
+  const KnownFinding* known = &KnownFindings()[0];
+  const auto violation = [](int64_t dp, int64_t tp) {
+    return Violation{.invariant = Invariant::kRowsExact, .dp = dp, .tp = tp, .message = "x"};
+  };
+  // dp0/tp0: explained; dp0/tp1: one not explained, then one explained; dp1
+  // (every TP rank, tp -1): explained
+  result.verdict.violations = {violation(0, 0), violation(0, 1), violation(0, 1), violation(1, -1)};
+  result.explained = {known, nullptr, known, known};
+  const std::string text = ExplainText(c, result, {});
+  const std::string label = "  known finding " + std::string(known->id) + "\n";
+  EXPECT_NE(text.find("expected dp0[0..5)" + label), std::string::npos) << text;
+  EXPECT_NE(text.find("expected dp0[0..5)  WRONG\n"), std::string::npos) << text;
+  size_t dp1_known = 0;
+  for (size_t at = text.find("expected dp1[0..3)" + label); at != std::string::npos;
+       at = text.find("expected dp1[0..3)" + label, at + 1)) {
+    ++dp1_known;
+  }
+  EXPECT_EQ(dp1_known, 2u) << "a violation with tp -1 names every TP rank of its DP rank\n"
+                           << text;
+  // A wrong rank no violation names is WRONG (nothing explains it).
+  result.verdict.violations = {violation(1, -1)};
+  result.explained = {known};
+  EXPECT_NE(ExplainText(c, result, {}).find("expected dp0[0..5)  WRONG\n"), std::string::npos);
 }
 
 TEST(ReportTest, XmlTextEscapesMarkupAndReplacesControlBytes) {

@@ -35,16 +35,14 @@ std::string ViolationLine(const Violation& v, const KnownFinding* finding) {
 std::string RankLabel(const model::RankLayout& r, const sut::RankObservation& o,
                       const CaseResult& result) {
   if (o.error.empty() && o.captured == r.expected) return "ok";
-  const KnownFinding* known = nullptr;
-  bool named = false;
+  const KnownFinding* known = nullptr;  // set once a violation names the rank
   for (size_t i = 0; i < result.verdict.violations.size(); ++i) {
     const Violation& v = result.verdict.violations[i];
     if (v.dp != r.dp || (v.tp != -1 && v.tp != r.tp)) continue;
-    named = true;
     if (result.explained[i] == nullptr) return "WRONG";
     known = result.explained[i];
   }
-  return named && known != nullptr ? "known finding " + std::string(known->id) : "WRONG";
+  return known != nullptr ? "known finding " + std::string(known->id) : "WRONG";
 }
 
 }  // namespace
