@@ -118,6 +118,19 @@ TEST(ReportTest, EachWrongRankIsLabelledByItsOwnViolations) {
   EXPECT_NE(ExplainText(c, result, {}).find("expected dp0[0..5)  WRONG\n"), std::string::npos);
 }
 
+TEST(ReportTest, ViolationsJsonListsEveryViolationInOrder) {
+  const Case c = Seed("tp2-dp2-eager");
+  const sut::SutOptions pre{.version = sut::Version::kPre50874};
+  const CaseResult result = RunCase(c, pre);
+  const nlohmann::ordered_json j = ViolationsJson(result);
+  ASSERT_GE(result.verdict.violations.size(), 2u);
+  ASSERT_EQ(j.size(), result.verdict.violations.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    EXPECT_EQ(j[i]["message"], result.verdict.violations[i].message) << i;
+    EXPECT_EQ(j[i]["dp"], result.verdict.violations[i].dp) << i;
+  }
+}
+
 TEST(ReportTest, XmlTextEscapesMarkupAndReplacesControlBytes) {
   EXPECT_EQ(XmlText("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
   EXPECT_EQ(XmlText(std::string("x\x01y\x1fz\n\t\r", 8)), "x?y?z\n\t\r");

@@ -314,6 +314,8 @@ TEST(CliE2eTest, UnknownFlagValuesAreExitTwo) {
 TEST(CliE2eTest, ExplainJsonHasTheDocumentedShape) {
   const Result r = R3check("explain --json seeds/tp2-dp2-eager.r3case");
   ASSERT_EQ(r.status, 0) << r.err;
+  // the same bytes as the approved explain JSON (tests/testdata/approved)
+  EXPECT_EQ(r.out, Slurp(std::string(R3CHECK_TESTDATA) + "/approved/explain_eager.json"));
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["sp"], true);
   EXPECT_EQ(j["dispatch"], "naive");
