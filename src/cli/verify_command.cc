@@ -40,7 +40,28 @@ struct Tally {
   int64_t pass = 0;
   int64_t known = 0;
   int64_t fail = 0;
+
+  void Add(const Tally& t) {
+    cases += t.cases;
+    pass += t.pass;
+    known += t.known;
+    fail += t.fail;
+  }
 };
+
+// How a generated case is named everywhere (the report, --junit, --replay).
+std::string GeneratedName(int64_t index, uint64_t seed) {
+  return "generated case " + std::to_string(index) + " (seed " + std::to_string(seed) + ")";
+}
+
+// The whole of `text` as a number of type T; false for anything else (a
+// sign on an unsigned, a trailing character, out of range).
+template <typename T>
+bool ParseWhole(std::string_view text, T* value) {
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, *value);
+  return !text.empty() && error == std::errc() && stop == end;
+}
 
 class Verifier {
  public:
@@ -100,18 +121,12 @@ class Verifier {
   // verify --replay SEED:INDEX: the INDEX-th generated case of that seed,
   // checked and printed like `check` does, with its case text.
   int Replay() {
-    const size_t colon = args_.replay.find(':');
+    const std::string_view replay = args_.replay;
+    const size_t colon = replay.find(':');
     uint64_t seed = 0;
     int64_t index = -1;
-    const std::string seed_text = args_.replay.substr(0, colon);
-    const std::string index_text = colon == std::string::npos ? "" : args_.replay.substr(colon + 1);
-    const auto [s_end, s_err] =
-        std::from_chars(seed_text.data(), seed_text.data() + seed_text.size(), seed);
-    const auto [i_end, i_err] =
-        std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
-    if (colon == std::string::npos || seed_text.empty() || s_err != std::errc() ||
-        s_end != seed_text.data() + seed_text.size() || index_text.empty() ||
-        i_err != std::errc() || i_end != index_text.data() + index_text.size() || index < 0 ||
+    if (colon == std::string_view::npos || !ParseWhole(replay.substr(0, colon), &seed) ||
+        !ParseWhole(replay.substr(colon + 1), &index) || index < 0 ||
         index >= (int64_t{1} << 40)) {
       throw UsageError("--replay: SEED:INDEX (as in 'generated case INDEX (seed SEED)'), not '" +
                        args_.replay + "'");
@@ -119,8 +134,7 @@ class Verifier {
     sample::CaseSampler sampler(seed);
     for (int64_t i = 0; i < index; ++i) sampler.Next();
     const Case c = sampler.Next();
-    const std::string source =
-        "generated case " + std::to_string(index) + " (seed " + std::to_string(seed) + ")";
+    const std::string source = GeneratedName(index, seed);
     std::vector<std::string> gpu_lines;
     const std::vector<check::CaseResult> results = JudgeCases(gpu_.get(), {&c, 1}, options_, &gpu_lines);
     const CaseRecord record = MakeRecord(source, "generated", c, results[0], options_, true);
@@ -139,10 +153,10 @@ class Verifier {
                              "-case" + std::to_string(index) + ".r3case";
     const std::string headline = check::VerdictText("# verify", result, options_, 0);
     WriteOutputFile("--save-failures", path,
-                    headline.substr(0, headline.find('\n')) + "\n# generated case " +
-                        std::to_string(index) + " (seed " + std::to_string(args_.seed) +
-                        "); again: r3check verify --replay " + std::to_string(args_.seed) + ":" +
-                        std::to_string(index) + "\n" + PrintCase(c));
+                    headline.substr(0, headline.find('\n')) + "\n# " +
+                        GeneratedName(index, args_.seed) + "; again: r3check verify --replay " +
+                        std::to_string(args_.seed) + ":" + std::to_string(index) + "\n" +
+                        PrintCase(c));
   }
 
   void PrintJson() const {
@@ -151,19 +165,14 @@ class Verifier {
                                 {"corpus", corpus_},
                                 {"seed", args_.seed},
                                 {"generated_cases", args_.cases}};
+    const auto tally_json = [](const Tally& t) {
+      return nlohmann::ordered_json{
+          {"cases", t.cases}, {"pass", t.pass}, {"known", t.known}, {"fail", t.fail}};
+    };
     nlohmann::ordered_json sources = nlohmann::ordered_json::object();
-    Tally total;
-    for (const std::string& label : order_) {
-      const Tally& t = tallies_.at(label);
-      sources[label] = {{"cases", t.cases}, {"pass", t.pass}, {"known", t.known}, {"fail", t.fail}};
-      total.cases += t.cases;
-      total.pass += t.pass;
-      total.known += t.known;
-      total.fail += t.fail;
-    }
+    for (const std::string& label : order_) sources[label] = tally_json(tallies_.at(label));
     j["sources"] = sources;
-    j["total"] = {{"cases", total.cases}, {"pass", total.pass}, {"known", total.known},
-                  {"fail", total.fail}};
+    j["total"] = tally_json(Total());
     j["known_findings"] = finding_counts_;
     j["failures"] = nlohmann::ordered_json::array();
     for (const CaseRecord& r : records_) {
@@ -246,8 +255,7 @@ class Verifier {
       std::vector<std::string> sources;
       for (int64_t k = 0; k < count; ++k) {
         cases.push_back(sampler.Next());
-        sources.push_back("generated case " + std::to_string(i + k) + " (seed " +
-                          std::to_string(args_.seed) + ")");
+        sources.push_back(GeneratedName(i + k, args_.seed));
       }
       JudgeAll(sources, "generated", cases, /*expect_finding=*/false, /*first_index=*/i);
       const auto now = std::chrono::steady_clock::now();
@@ -273,8 +281,14 @@ class Verifier {
     }
   }
 
-  void PrintSummary() {
+  Tally Total() const {
     Tally total;
+    for (const std::string& label : order_) total.Add(tallies_.at(label));
+    return total;
+  }
+
+  void PrintSummary() {
+    const Tally total = Total();
     char line[128];
     std::snprintf(line, sizeof line, "%-12s %8s %8s %8s %8s\n", "source", "cases", "pass", "known",
                   "fail");
@@ -285,10 +299,6 @@ class Verifier {
                     static_cast<long long>(t.cases), static_cast<long long>(t.pass),
                     static_cast<long long>(t.known), static_cast<long long>(t.fail));
       text() << line;
-      total.cases += t.cases;
-      total.pass += t.pass;
-      total.known += t.known;
-      total.fail += t.fail;
     }
     std::snprintf(line, sizeof line, "%-12s %8lld %8lld %8lld %8lld\n", "total",
                   static_cast<long long>(total.cases), static_cast<long long>(total.pass),
@@ -320,12 +330,8 @@ CLI::Validator Unsigned64() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
         uint64_t value = 0;
-        const char* end = text.data() + text.size();
-        const auto [stop, error] = std::from_chars(text.data(), end, value);
-        if (text.empty() || error != std::errc() || stop != end) {
-          return "must be an integer in [0, 2^64 - 1], not '" + text + "'";
-        }
-        return "";
+        return ParseWhole(text, &value) ? ""
+                                        : "must be an integer in [0, 2^64 - 1], not '" + text + "'";
       },
       "UINT64");
 }
