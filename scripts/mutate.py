@@ -1087,7 +1087,12 @@ class Runner:
         if unknown:
             sys.exit('mutate: --skip-test: no such test: ' + ' '.join(sorted(unknown)))
         self.all_targets = sorted({x for t in self.tests for x in t.targets})
-        digest = snapshot_digest(self.files) + ':' + os.path.relpath(BUILD, ROOT)
+        # The source-to-output map is cached for the tree, so it is made over
+        # every test of the suites, not only those --test/--skip-test keep (a
+        # map of a subset would hide tests from later runs).
+        every_target = sorted({x for t in every for x in t.targets})
+        # 'map2': maps made before they covered every test are not reused
+        digest = snapshot_digest(self.files) + ':' + os.path.relpath(BUILD, ROOT) + ':map2'
         cache = os.path.join(STATE, 'baseline.json')
         base = {}
         if os.path.exists(cache):
@@ -1103,7 +1108,11 @@ class Runner:
                 sys.exit('mutate: the pristine copy does not build:\n' + out[-3000:])
             if base.get('affected') is None:
                 log('mutate: mapping sources to tests')
-                aff = affected_targets(sorted(self.sources), self.all_targets)
+                if every_target != self.all_targets:  # the map's ninja dry runs need them built
+                    rc, _, out = ninja(every_target, self.jobs, 7200)
+                    if rc != 0:
+                        sys.exit('mutate: the pristine copy does not build:\n' + out[-3000:])
+                aff = affected_targets(sorted(self.sources), every_target)
                 base['affected'] = {p: sorted(v) for p, v in aff.items()}
                 self.save_base()
         if base.get('affected') is not None:
