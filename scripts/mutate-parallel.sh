@@ -45,14 +45,15 @@ fi
 $py scripts/mutate.py "${list[@]}" --jobs "$jobs" --test-jobs "$jobs" --max-minutes 0 "$@" >/dev/null
 
 # One copy of the built tree per worker (pax keeps sub-second mtimes, so
-# ninja sees every output as up to date).
+# ninja sees every output as up to date). Each copy takes .mutate/results.json
+# along, so a worker skips what an earlier run on this tree finished.
 for ((k = 0; k < workers; k++)); do
   w=.mutate/shards/w$k
   [ -f "$w/.mutate/baseline.json" ] && continue
   mkdir -p "$w"
   tar --format=posix --exclude=./.git --exclude=./.mutate/shards --exclude=./.mutate/work/covbuild \
       --exclude='./build*' --exclude=./.gpubuild --exclude=./.engines-cache --exclude=./.devdeps \
-      --exclude=./.mutate/logs --exclude=./.mutate/results.json --exclude=./.mutate/ci-results.json \
+      --exclude=./.mutate/logs --exclude=./.mutate/ci-results.json \
       -cf - . | tar -C "$w" -xf -
 done
 echo "mutate-parallel: setup took $(( $(date +%s) - start )) s; $workers workers" >&2
