@@ -45,16 +45,24 @@ fi
 $py scripts/mutate.py "${list[@]}" --jobs "$jobs" --test-jobs "$jobs" --max-minutes 0 "$@" >/dev/null
 
 # One copy of the built tree per worker (pax keeps sub-second mtimes, so
-# ninja sees every output as up to date). Each copy takes .mutate/results.json
-# along, so a worker skips what an earlier run on this tree finished.
+# ninja sees every output as up to date).
 for ((k = 0; k < workers; k++)); do
   w=.mutate/shards/w$k
   [ -f "$w/.mutate/baseline.json" ] && continue
   mkdir -p "$w"
   tar --format=posix --exclude=./.git --exclude=./.mutate/shards --exclude=./.mutate/work/covbuild \
       --exclude='./build*' --exclude=./.gpubuild --exclude=./.engines-cache --exclude=./.devdeps \
-      --exclude=./.mutate/logs --exclude=./.mutate/ci-results.json \
+      --exclude=./.mutate/logs --exclude=./.mutate/results.json --exclude=./.mutate/ci-results.json \
       -cf - . | tar -C "$w" -xf -
+done
+# Copies kept from an earlier run hold only their own shard's results: gather
+# them all, then hand every worker the whole record, or a worker re-runs what
+# another one finished (the shards are dealt from what is left).
+shopt -s nullglob
+kept=(.mutate/shards/w*/.mutate/results.json)
+[ ${#kept[@]} -gt 0 ] && $py scripts/mutate.py --merge "${kept[@]}" >&2
+for ((k = 0; k < workers; k++)); do
+  [ -f .mutate/results.json ] && cp .mutate/results.json ".mutate/shards/w$k/.mutate/results.json"
 done
 echo "mutate-parallel: setup took $(( $(date +%s) - start )) s; $workers workers" >&2
 
