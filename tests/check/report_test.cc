@@ -204,6 +204,15 @@ TEST(ReportEdgesTest, LegendShowsSixteenRunsThenACount) {
   EXPECT_EQ(RenderLegend(runs).find("more runs"), std::string::npos);
 }
 
+// explain's strips are 64 characters wide unless asked otherwise.
+TEST(ReportEdgesTest, StripIsSixtyFourWideByDefault) {
+  RowRuns runs;
+  AppendRun(runs, {0, 0, 1000});
+  EXPECT_EQ(RenderStrip(runs), RenderStrip(runs, /*width=*/64));
+  EXPECT_NE(RenderStrip(runs, /*width=*/64), RenderStrip(runs, /*width=*/63));
+  EXPECT_NE(RenderStrip(runs, /*width=*/64), RenderStrip(runs, /*width=*/65));
+}
+
 TEST(ReportEdgesTest, StripNamesDpRanksUpTo35AndStarsTheRest) {
   RowRuns runs;
   for (int64_t d : {9, 10, 35, 36, 37}) AppendRun(runs, {d, 0, 1});
@@ -429,10 +438,18 @@ TEST(SizingReportTest, ABoundOfOneRowGivesEachPolicyItsSlack) {
     EXPECT_EQ(p.slack, static_cast<double>(p.rows)) << p.name;
     EXPECT_EQ(p.bytes_per_layer, p.rows * 8 * 2) << p.name;
   }
+  // A report built field by field (the JSON and picture tests do) starts
+  // from zeros: nothing reads as a size it was not given.
   const PolicySizing blank{};
   EXPECT_EQ(blank.rows, 0);
   EXPECT_EQ(blank.bytes_per_layer, 0);
+  EXPECT_EQ(blank.bytes_all_layers, 0);
+  EXPECT_EQ(blank.slack, 0.0);
   EXPECT_FALSE(blank.safe);
+  const SizingReport empty{};
+  EXPECT_EQ(empty.required_rows, 0);
+  EXPECT_EQ(empty.step_kernel_rows, 0);
+  EXPECT_TRUE(empty.policies.empty());
 }
 
 // Bytes in 1024-units: whole numbers bare, the rest to one decimal, up to EiB.
