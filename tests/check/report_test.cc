@@ -253,6 +253,18 @@ TEST(ReportElisionTest, VerdictListsAtMostMaxViolationsThenCountsTheRest) {
   EXPECT_EQ(VerdictText("src", result, {}, 0), head + "  ... and 3 more\n");
 }
 
+// check and verify print a verdict with the default cap: 12 lines.
+TEST(ReportElisionTest, VerdictShowsTwelveViolationsByDefault) {
+  const Case c = Seed("tp2-dp2-eager");
+  CaseResult result = RunCase(c, {});
+  for (int i = 0; i < 13; ++i) result.verdict.violations.push_back(RowsViolation("v"));
+  result.explained.assign(13, nullptr);
+  EXPECT_EQ(VerdictText("src", result, {}), VerdictText("src", result, {}, 12));
+  EXPECT_NE(VerdictText("src", result, {}).find("  ... and 1 more\n"), std::string::npos);
+  EXPECT_NE(VerdictText("src", result, {}, 12), VerdictText("src", result, {}, 11));
+  EXPECT_NE(VerdictText("src", result, {}, 12), VerdictText("src", result, {}, 13));
+}
+
 TEST(ReportElisionTest, EightTensorsAreShownWholeAndANinthIsCounted) {
   // Internal dispatch without EP: no gather, so one tensor per DP rank.
   const Case eight = ManyDpRanks(8);
