@@ -45,7 +45,9 @@ void Save(const std::string& name, const std::string& text) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   const std::filesystem::path path = dir / (name + ".r3case");
-  if (std::filesystem::exists(path)) {
+  const bool exists = std::filesystem::exists(path, ec);
+  if (ec) throw UsageError("--save: cannot read " + path.string() + ": " + ec.message());
+  if (exists) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream old;
     old << in.rdbuf();

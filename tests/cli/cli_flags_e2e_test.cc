@@ -837,6 +837,31 @@ TEST(CliFlagsE2eTest, MinimizeSaveNameRulesAndRepeats) {
 
 // --save goes into $R3CHECK_CORPUS/regressions, and what it saved is a
 // regression that verify then runs first: it fails under the mutant only.
+// A case file that cannot even be looked at (a symlink to itself) is bad
+// input naming the file, exit 2: it used to escape as a filesystem_error,
+// "internal error", exit 3.
+TEST(CliFlagsE2eTest, AnUnreadableCaseFileInACorpusIsExitTwoNamingIt) {
+  ScratchCorpus corpus("symlink-loop-corpus", {{"regressions/ok.r3case",
+                                                "regressions/no-sp-trim.r3case"}});
+  const std::string loop = corpus.path() + "/seeds/loop.r3case";
+  std::filesystem::create_directories(corpus.path() + "/seeds");
+  std::filesystem::create_symlink("loop.r3case", loop);
+  Result r = R3check("verify --cases 0 --corpus " + corpus.path());
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "r3check: corpus: cannot read " + loop + ": Too many levels of symbolic links\n");
+  // Only .r3case entries are looked at: a loop under another name is no case.
+  std::filesystem::rename(loop, corpus.path() + "/seeds/loop.txt");
+  r = R3check("verify --cases 0 --corpus " + corpus.path());
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  // minimize --save onto such a file says so too.
+  std::filesystem::create_symlink("x.r3case", corpus.path() + "/regressions/x.r3case");
+  r = R3check("minimize --mutant no-sp-trim --save x seeds/tp2-dp2-eager.r3case", "",
+              "R3CHECK_CORPUS='" + corpus.path() + "'");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "r3check: --save: cannot read " + corpus.path() +
+                       "/regressions/x.r3case: Too many levels of symbolic links\n");
+}
+
 TEST(CliFlagsE2eTest, MinimizeSaveIntoATempCorpusThatVerifyRuns) {
   ScratchCorpus corpus("save-corpus", {});
   const std::string env = "R3CHECK_CORPUS='" + corpus.path() + "'";
