@@ -122,6 +122,23 @@ TEST(FuzzSutTest, FlagsOverrideTheEnvironment) {
   EXPECT_FALSE(options.mutants.has(sut::Mutant::kTpMajorEpOrder));
 }
 
+TEST(FuzzSutTest, TheEnvironmentAloneChoosesTheSut) {
+  ::setenv("R3_FUZZ_SUT", "vllm-pre-50874", 1);
+  std::string a0 = "fuzzer";
+  char* argv[] = {a0.data()};
+  const sut::SutOptions options = SutOptionsFromEnvAndArgs(1, argv);
+  ::unsetenv("R3_FUZZ_SUT");
+  EXPECT_EQ(options.version, sut::Version::kPre50874);
+}
+
+// argv[0] is the program, never a flag, whatever it is called.
+TEST(FuzzSutTest, TheProgramNameIsNotReadAsAFlag) {
+  std::string a0 = "--mutant=no-sp-trim";
+  char* argv[] = {a0.data()};
+  const sut::SutOptions options = SutOptionsFromEnvAndArgs(1, argv);
+  EXPECT_TRUE(options.mutants.empty());
+}
+
 TEST(FuzzSutTest, UnknownNameExitsWithStatus2) {
   std::string a0 = "fuzzer";
   std::string a1 = "--mutant=no-such-mutant";

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "r3/case/limits.h"
 
@@ -168,6 +170,163 @@ TEST(CaseFormatTest, LimitsAreAccepted) {
   c.step.tokens.assign(kMaxDp, kMaxBatchedTokens);
   c.step.padded = c.step.tokens;
   EXPECT_EQ(ParseCase(PrintCase(c), "t"), c);
+}
+
+// ValidateCase on its own: the parser range-checks first, but the sampler,
+// the shrinker and the engines build cases in memory and rely on this.
+Case ValidBase() {
+  Case c;
+  c.config.dp = 2;
+  c.config.tp = 2;
+  c.config.ep = true;
+  c.config.max_num_batched_tokens = 8;
+  c.config.top_k = 1;
+  c.config.num_experts = kMaxExperts;
+  c.config.num_layers = 1;
+  c.step.tokens = {1, 0};  // valid for every M >= 1
+  c.step.padded = {1, 0};
+  return c;
+}
+
+// "field: message", or "" when the case is valid.
+std::string Validate(const Case& c) {
+  const FieldError error = ValidateCase(c);
+  if (error.field.empty()) return "";
+  return error.field + ": " + error.message;
+}
+
+struct Bound {
+  std::string field;
+  int64_t Config::*member;
+  int64_t hi;
+};
+
+TEST(ValidateCaseTest, EveryRangeIsInclusiveAndNamedInTheError) {
+  const Bound bounds[] = {
+      {"dp", &Config::dp, kMaxDp},
+      {"tp", &Config::tp, kMaxTp},
+      {"max_num_batched_tokens", &Config::max_num_batched_tokens, kMaxBatchedTokens},
+      {"top_k", &Config::top_k, kMaxTopK},
+      {"num_experts", &Config::num_experts, kMaxExperts},
+      {"num_layers", &Config::num_layers, kMaxLayers},
+  };
+  for (const Bound& b : bounds) {
+    SCOPED_TRACE(b.field);
+    const std::string range = b.field + ": must be in [1, " + std::to_string(b.hi) + "]";
+    for (int64_t ok : {int64_t{1}, b.hi}) {
+      Case c = ValidBase();
+      c.config.*b.member = ok;
+      if (b.field == "dp") {  // one tokens value per DP rank
+        c.step.tokens.assign(static_cast<size_t>(ok), 1);
+        c.step.padded = c.step.tokens;
+      }
+      EXPECT_EQ(Validate(c), "") << ok;
+    }
+    for (int64_t bad : {int64_t{0}, int64_t{-1}, b.hi + 1}) {
+      Case c = ValidBase();
+      c.config.*b.member = bad;
+      EXPECT_EQ(Validate(c), range) << bad;
+    }
+  }
+}
+
+TEST(ValidateCaseTest, TopKMayEqualButNotExceedNumExperts) {
+  Case c = ValidBase();
+  c.config.num_experts = 4;
+  c.config.top_k = 4;
+  EXPECT_EQ(Validate(c), "");
+  c.config.top_k = 5;
+  EXPECT_EQ(Validate(c), "top_k: must not exceed num_experts");
+}
+
+TEST(ValidateCaseTest, SpForcedOnNeedsEpAndTpAndDpAboveOne) {
+  Case c = ValidBase();
+  c.config.sp = SpMode::kOn;
+  EXPECT_EQ(Validate(c), "");  // ep on, tp 2, dp 2
+  const std::string error = "sp: on needs ep on, tp > 1 and dp > 1";
+  Case no_ep = c;
+  no_ep.config.ep = false;
+  EXPECT_EQ(Validate(no_ep), error);
+  Case tp1 = c;
+  tp1.config.tp = 1;
+  EXPECT_EQ(Validate(tp1), error);
+  Case dp1 = c;
+  dp1.config.dp = 1;
+  dp1.step.tokens = {1};
+  dp1.step.padded = {1};
+  EXPECT_EQ(Validate(dp1), error);
+  for (SpMode mode : {SpMode::kAuto, SpMode::kOff}) {  // only "on" is checked
+    tp1.config.sp = mode;
+    EXPECT_EQ(Validate(tp1), "");
+  }
+}
+
+TEST(ValidateCaseTest, StepValuesStayWithinZeroTokensPaddedAndM) {
+  Case c = ValidBase();
+  c.step.tokens = {0, 8};
+  c.step.padded = {8, 8};
+  EXPECT_EQ(Validate(c), "");  // 0 <= tokens <= padded <= M, all at their bounds
+  Case negative = c;
+  negative.step.tokens = {0, -1};
+  negative.step.padded = {0, -1};  // padded >= tokens: only the sign is wrong
+  EXPECT_EQ(Validate(negative), "tokens: value 1 is negative");
+  Case above = c;
+  above.step.tokens = {0, 9};
+  above.step.padded = {0, 9};
+  EXPECT_EQ(Validate(above), "tokens: value 1 (9) exceeds max_num_batched_tokens 8");
+  Case below = c;
+  below.step.padded = {8, 7};
+  EXPECT_EQ(Validate(below), "padded: value 1 (7) is below tokens (8)");
+  Case padded_above = c;
+  padded_above.step.padded = {9, 8};
+  EXPECT_EQ(Validate(padded_above), "padded: value 0 (9) exceeds max_num_batched_tokens 8");
+  Case short_tokens = c;
+  short_tokens.step.tokens = {0};
+  EXPECT_EQ(Validate(short_tokens), "tokens: needs 2 values (one per DP rank), got 1");
+  Case long_padded = c;
+  long_padded.step.padded = {8, 8, 8};
+  EXPECT_EQ(Validate(long_padded), "padded: needs 2 values (one per DP rank), got 3");
+}
+
+// An r3case text of exactly `size` bytes: kEager padded with a comment line.
+std::string EagerOfSize(size_t size) {
+  std::string text = kEager;
+  text += '#';
+  text.append(size - text.size(), 'x');
+  return text;
+}
+
+TEST(CaseFormatTest, InputOfExactlyOneMebibyteIsAcceptedOneMoreByteIsNot) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  EXPECT_EQ(ErrorOf(EagerOfSize(kMiB)), "");
+  EXPECT_EQ(ErrorOf(EagerOfSize(kMiB + 1)), "t.r3case:1: r3case: input is larger than 1 MiB");
+  std::istringstream exact(EagerOfSize(kMiB));
+  EXPECT_EQ(ReadCase(exact, "<stdin>"), ParseCase(kEager, "t"));
+  std::istringstream over(EagerOfSize(kMiB + 1));
+  try {
+    ReadCase(over, "<stdin>");
+    ADD_FAILURE() << "accepted more than 1 MiB";
+  } catch (const CaseFormatError& e) {
+    EXPECT_STREQ(e.what(), "<stdin>:1: r3case: input is larger than 1 MiB");
+  }
+}
+
+TEST(CaseFormatTest, ReadCaseStopsAtTheFirstFourKibChunkPastTheLimit) {
+  // An endless stream must not be read to its end: reading goes in 4 KiB
+  // chunks and stops at the first one that crosses 1 MiB.
+  std::istringstream in(std::string(size_t{3} << 20, 'x'));
+  EXPECT_THROW(ReadCase(in, "<stdin>"), CaseFormatError);
+  in.clear();
+  EXPECT_EQ(static_cast<int64_t>(in.tellg()), (int64_t{1} << 20) + 4096);
+}
+
+TEST(CaseFormatTest, UnknownKeysAreQuotedPrintableAndCutAtFortyBytes) {
+  const std::string forty(40, 'k');
+  EXPECT_EQ(ErrorOf("r3case 1\n" + forty + "z\n"), "t.r3case:2: " + forty + ": unknown key");
+  EXPECT_EQ(ErrorOf("r3case 1\n" + forty.substr(1) + "z\n"),
+            "t.r3case:2: " + forty.substr(1) + "z: unknown key");
+  // Printable ASCII is 0x20..0x7e; everything else becomes '?'.
+  EXPECT_EQ(ErrorOf("r3case 1\n!a~\x1f\x7f\x80\xff\x01z\n"), "t.r3case:2: !a~?????z: unknown key");
 }
 
 }  // namespace

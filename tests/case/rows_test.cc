@@ -25,6 +25,15 @@ TEST(RowsTest, AppendMergesContiguousRunsAndDropsEmptyOnes) {
   EXPECT_EQ(DescribeRuns(runs), "dp0[0..5) pad2 dp0[6..7)");
 }
 
+// Code that fills in only some fields (RowRun{.dp = d}) relies on these.
+TEST(RowsTest, DefaultRunIsAnEmptyPaddingRunStartingAtZero) {
+  const RowRun run;
+  EXPECT_TRUE(run.is_pad());
+  EXPECT_EQ(run.first, 0);
+  EXPECT_EQ(run.count, 0);
+  EXPECT_EQ((RowRun{.dp = 3}), (RowRun{3, 0, 0}));
+}
+
 TEST(RowsTest, SliceCutsRunsAndKeepsTokenIndices) {
   RowRuns runs;
   AppendRun(runs, {0, 0, 3});

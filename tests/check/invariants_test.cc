@@ -225,5 +225,18 @@ TEST_F(InvariantsTest, RankCountMismatchIsReportedNotCrashed) {
   EXPECT_EQ(Where(), (Places{{Invariant::kGatherSize, {-1, -1}}}));
 }
 
+// Violates(inv) answers for that invariant alone: another invariant's
+// violation is not one of it.
+TEST(VerdictTest, ViolatesNamesOnlyTheInvariantsThatFired) {
+  Verdict verdict;
+  EXPECT_FALSE(verdict.Violates(Invariant::kRowsExact));
+  verdict.violations.push_back({.invariant = Invariant::kGatherSize, .message = "x"});
+  verdict.violations.push_back({.invariant = Invariant::kRowsExact, .message = "y"});
+  EXPECT_TRUE(verdict.Violates(Invariant::kGatherSize));
+  EXPECT_TRUE(verdict.Violates(Invariant::kRowsExact));
+  EXPECT_FALSE(verdict.Violates(Invariant::kReplayFits));
+  EXPECT_FALSE(verdict.Violates(Invariant::kDtype));
+}
+
 }  // namespace
 }  // namespace r3::check

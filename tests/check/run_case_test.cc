@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "r3/case/checked_math.h"
 #include "r3/case/limits.h"
 #include "r3/model/sizing.h"
@@ -78,6 +80,41 @@ TEST(RunCaseTest, AnIdleStepHandsTheKernelNoRows) {
   EXPECT_TRUE(result.verdict.ok());
   EXPECT_EQ(result.layout.kernel_rows, 0);
   EXPECT_EQ(result.observation.kernel_rows, 0);
+}
+
+// An external SUT that answers as the built-in one does, counting its calls.
+class BuiltInAsExternal : public sut::ExternalSut {
+ public:
+  std::vector<sut::Observation> Run(std::span<const Case> cases,
+                                    const sut::SutOptions&) override {
+    ++calls;
+    std::vector<sut::Observation> out;
+    for (const Case& c : cases) out.push_back(sut::RunSut(c, {}));
+    return out;
+  }
+  std::string Label() const override { return "built-in as external"; }
+  std::string Id() const override { return "built-in"; }
+  int calls = 0;
+};
+
+TEST(RunCaseTest, AnExternalBatchIsJudgedCaseByCaseInOrder) {
+  // Three shapes with different rank counts, so a result judged against the
+  // wrong case (or a missing one) shows.
+  const std::vector<Case> cases = {
+      testing::MakeCase({.dp = 1, .tp = 1, .ep = false, .tokens = {3}}),
+      testing::MakeCase({.tokens = {5, 3}}),
+      testing::MakeCase({.dp = 4, .tp = 1, .ep = false, .tokens = {1, 2, 3, 4}}),
+  };
+  const auto external = std::make_shared<BuiltInAsExternal>();
+  const std::vector<CaseResult> results = RunCases(cases, {.external = external});
+  EXPECT_EQ(external->calls, 1);
+  ASSERT_EQ(results.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CaseResult direct = RunCase(cases[i], {});
+    EXPECT_EQ(results[i].observation.ranks.size(), direct.observation.ranks.size()) << i;
+    EXPECT_EQ(results[i].layout.kernel_rows, direct.layout.kernel_rows) << i;
+    EXPECT_EQ(results[i].verdict.violations.size(), direct.verdict.violations.size()) << i;
+  }
 }
 
 }  // namespace

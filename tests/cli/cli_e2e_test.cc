@@ -99,6 +99,70 @@ TEST(CliE2eTest, AWordThatIsNoCommandGetsTheUsage) {
   }
 }
 
+TEST(CliE2eTest, ShortHelpFlagIsHelpNotAnUnknownCommand) {
+  // A first word that starts with '-' goes to the parser, however short.
+  const Result r = R3check("-h");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("Usage: r3check [OPTIONS] SUBCOMMAND"), std::string::npos) << r.out;
+}
+
+TEST(CliE2eTest, AnEngineThatMisbehavesIsExitTwoWithOneLine) {
+  // exec:true exits before the hello: an engine error, not a verdict.
+  const Result r = R3check("check --sut exec:true seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: engine exec:true: exited before answering hello (exited with status 0)\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CliE2eTest, AVerdictThatCannotBeWrittenIsExitTwo) {
+  // A short verdict stays in stdout's buffer until the end: only the final
+  // flush finds the full disk, and it must not pass for a clean run.
+  for (const char* args : {"check seeds/tp2-dp2-eager.r3case", "sizing seeds/tp2-dp2-eager.r3case",
+                           "mutants"}) {
+    const Result r = R3check(std::string(args) + " >/dev/full");
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err, "r3check: cannot write to standard output\n") << args;
+  }
+}
+
+// The documents are printed with an indent of 2, as the approved files are.
+void ExpectIndentedByTwo(const Result& r, const std::string& args) {
+  ASSERT_FALSE(r.out.empty()) << args << r.err;
+  EXPECT_EQ(r.out, nlohmann::ordered_json::parse(r.out).dump(2) + "\n") << args;
+  EXPECT_EQ(r.out.rfind("{\n  \"", 0), 0u) << args << r.out;
+}
+
+TEST(CliE2eTest, EveryJsonDocumentIsIndentedByTwo) {
+  for (const char* args : {"check --json seeds/tp2-dp2-eager.r3case",
+                           "sizing --json seeds/tp2-dp2-eager.r3case",
+                           "verify --json --cases 3", "verify --json --replay 1:3"}) {
+    ExpectIndentedByTwo(R3check(args), args);
+  }
+}
+
+TEST(CliE2eTest, CheckOfOneCasePrintsOnlyItsVerdict) {
+  // The "N passed, M failed" line is for two or more cases.
+  const Result r = R3check("check seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "seeds/tp2-dp2-eager.r3case: PASS (sut vllm-post-50874, policy pr50874)\n");
+  const Result two = R3check("check seeds/tp2-dp2-eager.r3case seeds/tp2-dp2-ep-off.r3case");
+  EXPECT_EQ(two.status, 0);
+  EXPECT_EQ(two.out.substr(two.out.rfind('\n', two.out.size() - 2) + 1), "2 passed, 0 failed\n");
+}
+
+TEST(CliE2eTest, CheckJsonReportIsTheFailureTextOnly) {
+  const std::string args = "--mutant no-sp-trim seeds/tp2-dp2-eager.r3case";
+  const Result text = R3check("check " + args);
+  ASSERT_EQ(text.status, 1);
+  const Result r = R3check("check --json " + args + " seeds/tp2-dp2-ep-off.r3case");
+  ASSERT_EQ(r.status, 1) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cases"][0]["report"], text.out);
+  EXPECT_EQ(j["cases"][1]["verdict"], "pass");
+  EXPECT_FALSE(j["cases"][1].contains("report")) << j["cases"][1].dump();
+}
+
 TEST(CliE2eTest, GpuSettingsWithoutGpuAreExitTwo) {
   // They would otherwise check on the host while the user believes the GPU ran.
   for (const char* args : {"check --gpu-graph seeds/tp2-dp2-eager.r3case",
@@ -243,6 +307,46 @@ TEST(CliE2eTest, VerifyJunitHasOneFailingTestcasePerFailingCase) {
   EXPECT_NE(junit.find("name=\"generated case "), std::string::npos);
 }
 
+TEST(CliE2eTest, VerifyJunitCountsFailuresPerSource) {
+  // Each source's testsuite counts its own failures: the regressions and
+  // seeds that the bug breaks, not those of another source.
+  const std::string xml = TempPath("verify-groups.xml");
+  const Result r = R3check("verify --mutant no-sp-trim --cases 40 --json --junit " + xml);
+  ASSERT_EQ(r.status, 1) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const std::string junit = Slurp(xml);
+  for (const char* source : {"regressions", "seeds", "findings", "generated"}) {
+    const nlohmann::json& t = j["sources"][source];
+    EXPECT_NE(junit.find("<testsuite name=\"r3check-verify." + std::string(source) + "\" tests=\"" +
+                         std::to_string(t["cases"].get<int>()) + "\" failures=\"" +
+                         std::to_string(t["fail"].get<int>()) + "\">"),
+              std::string::npos)
+        << source << "\n" << junit;
+  }
+  EXPECT_GT(j["sources"]["regressions"]["fail"].get<int>(), 0);
+  EXPECT_LT(j["sources"]["regressions"]["fail"].get<int>(),
+            j["sources"]["regressions"]["cases"].get<int>());
+}
+
+TEST(CliE2eTest, VerifyJunitAloneListsEveryCase) {
+  // Without --json the records are still kept for --junit.
+  const std::string xml = TempPath("verify-junit-only.xml");
+  const Result r = R3check("verify --cases 5 --junit " + xml);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string junit = Slurp(xml);
+  int testcases = 0;
+  for (size_t at = junit.find("<testcase "); at != std::string::npos;
+       at = junit.find("<testcase ", at + 1)) {
+    ++testcases;
+  }
+  EXPECT_GT(testcases, 5);  // the corpus files and the 5 generated cases
+  EXPECT_NE(junit.find("<testsuites name=\"r3check-verify\" tests=\"" + std::to_string(testcases) +
+                       "\" failures=\"0\">"),
+            std::string::npos)
+      << junit;
+  EXPECT_NE(junit.find("name=\"generated case 4 (seed 1)\"/>"), std::string::npos) << junit;
+}
+
 TEST(CliE2eTest, VerifySavesAndReplaysAFailingGeneratedCase) {
   const std::string dir = TempPath("saved-failures");
   Result r = R3check("verify --mutant no-sp-trim --cases 200 --save-failures " + dir);
@@ -274,6 +378,28 @@ TEST(CliE2eTest, VerifyProgressOnlyWhenAskedOutsideATerminal) {
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.err.find("verify: 50 generated cases in "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(" cases/s, 0 failing"), std::string::npos) << r.err;
+}
+
+TEST(CliE2eTest, VerifyProgressFinalLineOnlyWhenThereAreCases) {
+  Result r = R3check("verify --cases 0 --progress");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");
+  r = R3check("verify --cases 1 --progress");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.err.rfind("verify: 1 generated cases in ", 0), 0u) << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+}
+
+TEST(CliE2eTest, VerifyProgressOnATerminalWithoutTheFlag) {
+  // script(1) gives r3check a terminal for stdout and stderr.
+  if (r3::testing::RunShell("command -v script >/dev/null").status != 0) {
+    GTEST_SKIP() << "no script(1) here";
+  }
+  const r3::testing::ShellResult r = r3::testing::RunShell(
+      "cd " + std::string(R3CHECK_SOURCE_CORPUS) + " && script -qec '" +
+      std::getenv("R3CHECK_BIN") + " verify --cases 3' /dev/null </dev/null");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("verify: 3 generated cases in "), std::string::npos) << r.out;
 }
 
 TEST(CliE2eTest, AFolderThatIsNoCorpusIsExitTwo) {

@@ -5,10 +5,16 @@
 // and bad input, the corpus options of verify and minimize --save.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tests/testing/r3check_runner.h"
@@ -147,6 +153,32 @@ TEST(CliFlagsE2eTest, SutFlagOnCheck) {
 
 // This build has no usable GPU here (or no CUDA at all): --gpu says so,
 // exit 2, never a silent fallback to the host SUT.
+TEST(CliFlagsE2eTest, EachEngineFlagAloneIsRefusedForTheBuiltInSut) {
+  // Each one on its own: a flag that would silently do nothing is exit 2.
+  for (const char* flag : {"--engine-python /usr/bin/python3", "--engine-launch torchrun",
+                           "--nproc 2", "--engine-launch-arg x", "--engine-device cuda",
+                           "--engine-timeout 5"}) {
+    const Result r = R3check(std::string("check ") + flag + " seeds/tp2-dp2-eager.r3case");
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_EQ(r.err, "r3check: --engine-*/--nproc: apply to an engine SUT (--sut vllm:PATH | "
+                     "exec:CMD), not to vllm-post-50874\n")
+        << flag;
+    EXPECT_EQ(r.out, "") << flag;
+  }
+}
+
+TEST(CliFlagsE2eTest, GpuFlagWithAnEngineIsRefusedBeforeTheEngineStarts) {
+  // exec:true would fail its hello: the refusal comes first, for both commands.
+  for (const char* cmd : {"check --gpu --sut exec:true seeds/tp2-dp2-eager.r3case",
+                          "verify --gpu --sut exec:true --cases 1"}) {
+    const Result r = R3check(cmd);
+    EXPECT_EQ(r.status, 2) << cmd;
+    EXPECT_EQ(r.err, "r3check: --gpu: runs the built-in SUT's capture on the GPU; to run an "
+                     "engine's own code on GPUs use --engine-launch torchrun --engine-device cuda\n")
+        << cmd;
+  }
+}
+
 TEST(CliFlagsE2eTest, GpuFlagWithoutAGpuIsExitTwo) {
   // Skips only where a GPU can really run the step: a build without CUDA, or
   // a machine without a GPU, must refuse (a skip on "exit 0" would pass a
@@ -250,6 +282,24 @@ TEST(CliFlagsE2eTest, SizingTextAndFailurePaths) {
   EXPECT_EQ(R3check("sizing --mutant nope seeds/tp2-dp2-warmup.r3case").status, 2);
   // sizing reports every policy: --policy is not one of its flags.
   EXPECT_EQ(R3check("sizing --policy legacy seeds/tp2-dp2-warmup.r3case").status, 2);
+}
+
+// --junit/--svg/--save-failures name the system's reason for a file they
+// cannot write, whichever errno it is (EPERM, errno 1, included).
+TEST(CliFlagsE2eTest, AnOutputFileThatCannotBeWrittenNamesTheReason) {
+  Result r = R3check("check --junit /no/such/dir/r.xml seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --junit: cannot write /no/such/dir/r.xml (No such file or directory)\n");
+  // An immutable file: even root gets EPERM (where chattr +i works).
+  const std::string locked = WriteTemp("immutable.xml", "");
+  if (r3::testing::RunShell("chattr +i " + locked + " 2>/dev/null").status != 0) {
+    GTEST_SKIP() << "chattr +i does not work here";
+  }
+  r = R3check("check --junit " + locked + " seeds/tp2-dp2-eager.r3case");
+  r3::testing::RunShell("chattr -i " + locked);
+  std::filesystem::remove(locked);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --junit: cannot write " + locked + " (Operation not permitted)\n");
 }
 
 // --- verify -----------------------------------------------------------------
@@ -402,6 +452,208 @@ TEST(CliFlagsE2eTest, VerifyCorpusFailurePaths) {
   EXPECT_TRUE(Has(r.out, "gone.r3case: FAIL, the known finding no longer reproduces")) << r.out;
 }
 
+TEST(CliFlagsE2eTest, VerifyTextIsTheHeaderTheTableAndTheVerdict) {
+  ScratchCorpus corpus("verify-text-corpus", {{"seeds/a.r3case", "seeds/tp2-dp2-eager.r3case"}});
+  const Result r = R3check("verify --cases 2 --corpus " + corpus.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "r3check verify: sut vllm-post-50874, policy pr50874\n"
+            "corpus " + corpus.path() + ", 2 generated cases, seed 1\n"
+            "\n"
+            "source          cases     pass    known     fail\n"
+            "regressions         0        0        0        0\n"
+            "seeds               1        1        0        0\n"
+            "findings            0        0        0        0\n"
+            "generated           2        2        0        0\n"
+            "total               3        3        0        0\n"
+            "verify: OK\n");
+}
+
+TEST(CliFlagsE2eTest, VerifyJsonHasEveryDocumentedField) {
+  // docs/cli.md: options, corpus, seed, sources and total, known_findings,
+  // failures, ok; in this order, each source under its own name.
+  ScratchCorpus corpus("verify-json-corpus",
+                       {{"regressions/a.r3case", "regressions/no-sp-trim.r3case"},
+                        {"seeds/a.r3case", "seeds/tp2-dp2-eager.r3case"},
+                        {"findings/a.r3case", "findings/internal-sp-decode-pad.r3case"}});
+  Result r = R3check("verify --cases 0 --json --corpus " + corpus.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.out);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : j.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"command", "options", "corpus", "seed",
+                                            "generated_cases", "sources", "total",
+                                            "known_findings", "failures", "ok"}));
+  EXPECT_EQ(j["sources"].dump(),
+            R"({"regressions":{"cases":1,"pass":1,"known":0,"fail":0},)"
+            R"("seeds":{"cases":1,"pass":1,"known":0,"fail":0},)"
+            R"("findings":{"cases":1,"pass":0,"known":1,"fail":0},)"
+            R"("generated":{"cases":0,"pass":0,"known":0,"fail":0}})");
+  EXPECT_EQ(j["total"].dump(), R"({"cases":3,"pass":2,"known":1,"fail":0})");
+  EXPECT_EQ(j["known_findings"].dump(), R"({"internal-sp-decode-pad":5})");
+  EXPECT_EQ(j["failures"].dump(), "[]");
+  EXPECT_EQ(j["ok"], true);
+  // Under a bug: two failures (the regression and the seed), not OK.
+  r = R3check("verify --cases 0 --json --mutant no-sp-trim --corpus " + corpus.path());
+  ASSERT_EQ(r.status, 1) << r.err;
+  j = nlohmann::ordered_json::parse(r.out);
+  ASSERT_EQ(j["failures"].size(), 2u) << r.out;
+  EXPECT_EQ(j["failures"][0]["source"], corpus.path() + "/regressions/a.r3case");
+  EXPECT_EQ(j["failures"][1]["source"], corpus.path() + "/seeds/a.r3case");
+  EXPECT_EQ(j["ok"], false);
+}
+
+TEST(CliFlagsE2eTest, VerifyJsonNamesAFindingThatNoLongerReproduces) {
+  ScratchCorpus corpus("verify-gone-json-corpus",
+                       {{"findings/gone.r3case", "seeds/tp2-dp2-ep-off.r3case"}});
+  const Result r = R3check("verify --cases 0 --json --corpus " + corpus.path());
+  ASSERT_EQ(r.status, 1) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["sources"]["findings"].dump(), R"({"cases":1,"fail":1,"known":0,"pass":0})");
+  ASSERT_EQ(j["failures"].size(), 1u) << r.out;
+  const nlohmann::json& f = j["failures"][0];
+  const std::string source = corpus.path() + "/findings/gone.r3case";
+  EXPECT_EQ(f["source"], source);
+  EXPECT_EQ(f["group"], "findings");
+  EXPECT_EQ(f["verdict"], "fail");
+  EXPECT_EQ(f["ok"], false);
+  EXPECT_EQ(f["case"]["ep"], false);
+  EXPECT_EQ(f["case_text"], r3::testing::Slurp(kCorpus + "/seeds/tp2-dp2-ep-off.r3case")
+                                .substr(r3::testing::Slurp(kCorpus + "/seeds/tp2-dp2-ep-off.r3case")
+                                            .find("r3case 1")));
+  EXPECT_EQ(f["violations"].dump(), "[]");
+  EXPECT_EQ(f["report"], source + ": FAIL, the known finding no longer reproduces (sut "
+                                  "vllm-post-50874, policy pr50874)\n");
+  // The text table counts it as a failure of the findings.
+  const Result text = R3check("verify --cases 0 --corpus " + corpus.path());
+  EXPECT_TRUE(Has(text.out, "\nfindings            1        0        0        1\n")) << text.out;
+}
+
+// Runs verify --json --save-failures under no-sp-trim; returns the names it
+// saved and the names it should have: one per failing generated case.
+std::pair<std::set<std::string>, std::set<std::string>> SavedAndFailing(
+    const std::string& corpus, const std::string& seed) {
+  const std::string dir = TempPath("verify-save-dir");
+  std::filesystem::remove_all(dir);
+  const Result r = R3check("verify --json --mutant no-sp-trim --cases 20 --seed " + seed +
+                           " --corpus " + corpus + " --save-failures " + dir);
+  EXPECT_EQ(r.status, 1) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::set<std::string> failing;
+  for (const nlohmann::json& f : j["failures"]) {
+    const std::string source = f["source"];
+    std::smatch m;
+    if (std::regex_match(source, m, std::regex(R"(generated case (\d+) \(seed \d+\))"))) {
+      failing.insert("generated-seed" + seed + "-case" + m[1].str() + ".r3case");
+    }
+  }
+  std::set<std::string> saved;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    saved.insert(entry.path().filename().string());
+  }
+  std::filesystem::remove_all(dir);
+  return {saved, failing};
+}
+
+TEST(CliFlagsE2eTest, VerifySaveFailuresWritesEachFailingGeneratedCaseOnly) {
+  // Seed 11's generated case 0 fails under no-sp-trim: it is saved too.
+  ScratchCorpus empty("verify-save-empty-corpus", {});
+  auto [saved, failing] = SavedAndFailing(empty.path(), "11");
+  EXPECT_TRUE(failing.count("generated-seed11-case0.r3case"));
+  EXPECT_EQ(saved, failing);
+  // Seed 1's case 0 passes; two failing regressions are no generated cases
+  // and get no file (not as case -1, 0 or 1 either).
+  ScratchCorpus corpus("verify-save-corpus",
+                       {{"regressions/a.r3case", "regressions/no-sp-trim.r3case"},
+                        {"regressions/b.r3case", "seeds/tp2-dp2-eager.r3case"}});
+  std::tie(saved, failing) = SavedAndFailing(corpus.path(), "1");
+  EXPECT_FALSE(failing.empty());
+  EXPECT_FALSE(failing.count("generated-seed1-case0.r3case"));
+  EXPECT_EQ(saved, failing);
+}
+
+TEST(CliFlagsE2eTest, VerifyReplayIndexBounds) {
+  // Index 0 is the first generated case; 2^40 is past --cases' range.
+  Result r = R3check("verify --replay 1:0");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("generated case 0 (seed 1): PASS", 0), 0u) << r.out;
+  r = R3check("verify --replay 1:1099511627776");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --replay: SEED:INDEX (as in 'generated case INDEX (seed SEED)'), "
+                   "not '1:1099511627776'\n");
+  // 2^40 - 1 is taken: it is still drawing the cases before it when stopped.
+  const r3::testing::ShellResult last = r3::testing::RunShell(
+      "timeout 2 " + std::string(std::getenv("R3CHECK_BIN")) +
+      " verify --replay 1:1099511627775 >/dev/null 2>&1");
+  EXPECT_EQ(last.status, 124);
+}
+
+TEST(CliFlagsE2eTest, VerifyReplayWritesJunitAndJson) {
+  const std::string xml = TempPath("replay.xml");
+  std::filesystem::remove(xml);
+  Result r = R3check("verify --replay 1:2 --junit " + xml);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string junit = r3::testing::Slurp(xml);
+  EXPECT_TRUE(Has(junit, "<testsuites name=\"r3check-verify\" tests=\"1\" failures=\"0\">\n"
+                         "  <testsuite name=\"r3check-verify.generated\" tests=\"1\" failures=\"0\">\n"
+                         "    <testcase classname=\"r3check-verify.generated\" "
+                         "name=\"generated case 2 (seed 1)\"/>\n"))
+      << junit;
+  r = R3check("verify --replay 1:2 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["source"], "generated case 2 (seed 1)");
+  EXPECT_EQ(j["group"], "generated");
+  EXPECT_EQ(j["ok"], true);
+  EXPECT_EQ(j["case_text"].get<std::string>().rfind("r3case 1\n", 0), 0u) << r.out;
+}
+
+// An adapter that takes 1/256 s per case (tests/engine/misbehaving_adapter.py
+// --mode slow): each batch of 256 generated cases takes about a second, and
+// a progress line comes after the first batch that ends 2 s or more after
+// the last line, never after the last batch (the closing line says it all).
+TEST(CliFlagsE2eTest, VerifyProgressLinesEveryTwoSeconds) {
+  ScratchCorpus corpus("verify-progress-corpus", {});
+  const std::string sut = "'exec:python3 " + kCorpus + "/../tests/engine/misbehaving_adapter.py " +
+                          "--mode slow'";
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = R3check("verify --progress --json --cases 1536 --corpus " + corpus.path() +
+                           " --sut " + sut);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_NE(r.status, 2) << r.err;
+  std::vector<std::string> lines;
+  std::istringstream in(r.err);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("verify: ", 0) == 0) lines.push_back(line);
+  }
+  ASSERT_FALSE(lines.empty()) << r.err;
+  const std::regex progress(
+      R"(verify: (\d+)/1536 generated cases, (\d+) cases/s, (\d+) s left, (\d+) failing so far)");
+  std::vector<int> done;
+  double last = 0;  // seconds into the generated cases, as done / rate
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(lines[i], m, progress)) << lines[i];
+    const int d = std::stoi(m[1]);
+    const double rate = std::stod(m[2]);
+    done.push_back(d);
+    EXPECT_EQ(d % 256, 0) << lines[i];  // after a whole batch
+    EXPECT_LT(d, 1536) << lines[i];
+    EXPECT_NEAR(std::stod(m[3]), (1536 - d) / rate, 1.0) << lines[i];  // the rest at this rate
+    const double at = d / rate;
+    EXPECT_GE(at - last, 1.95) << r.err;  // at least 2 s after the start or the last line
+    last = at;
+  }
+  if (seconds < 9) {  // batches of 1 to 1.5 s: a line after every second batch
+    EXPECT_EQ(done, (std::vector<int>{512, 1024})) << r.err;
+  }
+  EXPECT_TRUE(std::regex_match(
+      lines.back(),
+      std::regex(R"(verify: 1536 generated cases in \d+\.\d s, \d+ cases/s, \d+ failing)")))
+      << lines.back();
+}
+
 TEST(CliFlagsE2eTest, VerifyTakesPolicySutAndMutant) {
   Result r = R3check("verify --cases 0 --policy legacy");
   EXPECT_EQ(r.status, 1);
@@ -442,6 +694,22 @@ TEST(CliFlagsE2eTest, MutantsListsTheWholeCatalogue) {
   EXPECT_TRUE(policies != std::string::npos && policies > suts) << r.out;
   EXPECT_EQ(R3check("mutants extra").status, 2);
   EXPECT_EQ(R3check("mutants --json").status, 2);
+}
+
+TEST(CliFlagsE2eTest, EnginesNamesTheAdaptersFolderAndEachAdapter) {
+  const Result r = R3check("engines", "", "R3_ENGINES_DIR='" + kCorpus + "'");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out.rfind("engine adapters (docs/engines.md; adapters in " + kCorpus + ")\n  vllm\n"
+                        "    --sut vllm:PATH ",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "\n  exec\n    --sut exec:CMD ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\nengine flags: --engine-python, --engine-launch none|torchrun, --nproc N, "
+                         "--engine-launch-arg ARG, --engine-device cpu|cuda, "
+                         "--engine-timeout SECONDS\n"))
+      << r.out;
 }
 
 TEST(CliFlagsE2eTest, CommandLineItself) {
@@ -504,6 +772,56 @@ TEST(CliFlagsE2eTest, MinimizeTakesPolicySutAndStandardInput) {
   EXPECT_EQ(R3check("minimize seeds/tp2-dp2-eager.r3case seeds/tp2-dp2-ep-off.r3case").status, 2);
   EXPECT_EQ(R3check("minimize --policy nope seeds/tp2-dp2-eager.r3case").status, 2);
   EXPECT_EQ(R3check("minimize --sut nope seeds/tp2-dp2-eager.r3case").status, 2);
+}
+
+TEST(CliFlagsE2eTest, MinimizeInvariantRangeIsOneToSeven) {
+  for (const char* invariant : {"1", "7"}) {
+    const Result r = R3check(std::string("minimize --mutant no-sp-trim --invariant ") + invariant +
+                             " seeds/tp2-dp2-eager.r3case");
+    EXPECT_EQ(r.status, 1) << invariant << r.err;
+    EXPECT_EQ(r.err, "") << invariant;
+    EXPECT_TRUE(Has(r.out, std::string("does not fail invariant ") + invariant + " ")) << r.out;
+  }
+}
+
+TEST(CliFlagsE2eTest, MinimizeNothingToMinimizeNamesTheSettings) {
+  const Result r = R3check("minimize seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "nothing to minimize: seeds/tp2-dp2-eager.r3case does not fail (sut "
+                   "vllm-post-50874, policy pr50874)\n");
+}
+
+TEST(CliFlagsE2eTest, MinimizeSaveNameRulesAndRepeats) {
+  ScratchCorpus corpus("save-rules-corpus", {});
+  const std::string env = "R3CHECK_CORPUS='" + corpus.path() + "'";
+  const std::string run = "minimize --mutant no-sp-trim seeds/tp2-dp2-eager.r3case --save ";
+  // A name of 100 characters is taken, 101 is too long.
+  Result r = R3check(run + std::string(100, 'n'), "", env);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(corpus.path() + "/regressions/" + std::string(100, 'n') +
+                                      ".r3case"));
+  for (const std::string& bad : {std::string(101, 'n'), std::string(".hidden")}) {
+    r = R3check(run + bad, "", env);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_EQ(r.err, "r3check: --save: name '" + bad +
+                         "' must be letters, digits, '-', '_', '.', '+'\n");
+  }
+  // The same case under the same name again is no conflict.
+  r = R3check(run + "twice", "", env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = R3check(run + "twice", "", env);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "saved " + corpus.path() + "/regressions/twice.r3case\n");
+  // --save takes at most one name: a second word is a stray argument.
+  r = R3check(run + "one two", "", env);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: The following argument was not expected: two\n");
+  EXPECT_FALSE(std::filesystem::exists(corpus.path() + "/regressions/one.r3case"));
+  // A corpus that is a file: the write fails, exit 2, nothing claims it saved.
+  const std::string file = WriteTemp("save-corpus-file", "not a folder\n");
+  r = R3check(run + "x", "", "R3CHECK_CORPUS='" + file + "'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --save: cannot write " + file + "/regressions/x.r3case\n");
 }
 
 // --save goes into $R3CHECK_CORPUS/regressions, and what it saved is a

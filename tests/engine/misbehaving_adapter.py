@@ -2,7 +2,8 @@
 """A protocol-1 adapter that misbehaves on purpose, one way per --mode.
 
 (Mode two-processes behaves, and claims a torchrun world of 2 processes with
-real TP collectives for cases of TP <= 2; it captures nothing.)
+real TP collectives for cases of TP <= 2; it captures nothing. Mode slow
+behaves but takes 1/256 s per case, for verify's progress lines.)
 
 r3check must turn each misbehaviour into a one-line error and exit 2, never
 a verdict. Plain Python, no torch: the engine tests drive it as exec:CMD.
@@ -75,6 +76,11 @@ for line in sys.stdin:
     elif MODE == "garbage-on-run":
         print("{not json")
         sys.stdout.flush()
+    elif MODE == "slow":
+        # 1/256 s per case: r3check's batches of 256 generated cases take
+        # about a second each, for the progress-line tests.
+        time.sleep(len(msg["cases"]) / 256)
+        reply(msg)
     elif MODE == "fatal-on-run":
         send({"type": "fatal", "error": "engine module raised SystemError at import"})
         sys.exit(1)

@@ -1,11 +1,13 @@
 #include "r3/minimize/minimize.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <span>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -698,6 +700,137 @@ TEST(MinimizeTest, AnAlternativeTheEngineCannotRunIsLeftOutOfTheReport) {
   EXPECT_EQ(DependsLine(probed.text, "tokens[0]"), "#   tokens[0] = 1: 0 -> passes") << probed.text;
   EXPECT_EQ(DependsLine(probed.text, "tokens[1]"), "#   tokens[1] = 1: 0 -> passes; 2 -> passes")
       << probed.text;
+}
+
+// A case whose count fields all differ from their neighbours: TP 3, top_k 3,
+// and padding on DP rank 1, so each alternative's value says which
+// arithmetic made it. Only the input fails; dropping DP rank 1 (not DP rank
+// 0) fails differently.
+ProbedCase ProbeCountFields() {
+  const Case input = ParseCase(
+      "r3case 1\ndp 2\ntp 3\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 8\n"
+      "top_k 3\nnum_experts 8\nnum_layers 1\ntokens 1 2\npadded 1 4\n",
+      "test");
+  auto engine = std::make_shared<ScriptedEngine>(
+      /*fails=*/[input](const Case& c) { return c == input; },
+      /*differs=*/[](const Case& c) {
+        return c.step.tokens == std::vector<int64_t>{1} && c.step.padded == std::vector<int64_t>{1};
+      });
+  const ScriptedRun run = MinimizeScripted(input, engine);
+  EXPECT_TRUE(run.result.input_fails);
+  EXPECT_EQ(run.result.minimal, input);
+  sut::SutOptions options;
+  options.external = engine;
+  return {run.result, MinimizedText(run.result, options)};
+}
+
+TEST(MinimizeTest, CountAlternativesAreOneLessOneMoreAndDoubleOfTheMinimalValue) {
+  const ProbedCase probed = ProbeCountFields();
+  EXPECT_EQ(DependsLine(probed.text, "dp"),
+            "#   dp = 2: 1 -> fails differently (2 capturer-holds); 3 -> passes")
+      << probed.text;
+  EXPECT_EQ(DependsLine(probed.text, "tp"), "#   tp = 3: 2 -> passes; 4 -> passes; 6 -> passes")
+      << probed.text;
+  EXPECT_EQ(DependsLine(probed.text, "top_k"), "#   top_k = 3: 2 -> passes; 4 -> passes")
+      << probed.text;
+}
+
+// tokens[d] and padded[d] each report their own value; padded 0 on DP rank 0
+// would be less than its tokens, so it is not an alternative.
+TEST(MinimizeTest, TokensAndPaddingAreProbedAndReportedSeparately) {
+  const ProbedCase probed = ProbeCountFields();
+  EXPECT_EQ(DependsLine(probed.text, "tokens[0]"), "#   tokens[0] = 1: 0 -> passes; 2 -> passes")
+      << probed.text;
+  EXPECT_EQ(DependsLine(probed.text, "padded[0]"), "#   padded[0] = 1: 2 -> passes")
+      << probed.text;
+  EXPECT_EQ(DependsLine(probed.text, "tokens[1]"), "#   tokens[1] = 2: 1 -> passes; 3 -> passes")
+      << probed.text;
+  EXPECT_EQ(DependsLine(probed.text, "padded[1]"), "#   padded[1] = 4: 3 -> passes; 5 -> passes")
+      << probed.text;
+  EXPECT_NE(probed.text.find("# Fields that can vary without changing the failure: none\n"),
+            std::string::npos)
+      << probed.text;
+}
+
+// When every alternative keeps the failure, every field is free and none is
+// listed as one the failure depends on.
+TEST(MinimizeTest, FreeFieldsAreListedOnceAndNotAsDependencies) {
+  const Case input = SmallCase(/*dp=*/2, "1 1");
+  MinimizeOptions options;
+  options.max_evaluations = 10000;
+  auto engine = std::make_shared<ScriptedEngine>([](const Case&) { return true; });
+  const ScriptedRun run = MinimizeScripted(input, engine, options);
+  ASSERT_TRUE(run.result.input_fails);
+  sut::SutOptions sut;
+  sut.external = engine;
+  const std::string text = MinimizedText(run.result, sut);
+  // top_k 1 of 1 expert has no valid alternative, so it is not a field here.
+  EXPECT_NE(text.find("# Fields that can vary without changing the failure: dp tp ep dispatch sp "
+                      "max_num_batched_tokens num_experts num_layers tokens[0] padded[0]\n"
+                      "# Fields the failure depends on (alternative -> outcome):\nr3case 1\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(MinimizeTest, TheResultKeepsTheInputCase) {
+  const Case input = SmallCase(/*dp=*/2, "1 2");
+  const ScriptedRun failing = MinimizeScripted(
+      input, std::make_shared<ScriptedEngine>([](const Case&) { return true; }));
+  EXPECT_EQ(failing.result.original, input);
+  EXPECT_NE(failing.result.minimal, input);
+  const ScriptedRun passing = MinimizeScripted(
+      input, std::make_shared<ScriptedEngine>([](const Case&) { return false; }));
+  EXPECT_FALSE(passing.result.input_fails);
+  EXPECT_EQ(passing.result.original, input);
+}
+
+// A field whose probes the wall-clock budget interrupts is reported with the
+// alternatives it did probe. The engine stalls on TP 3 (only a probe goes up
+// from TP 2) until the budget is spent, so TP 4 is never probed.
+TEST(MinimizeTest, AFieldCutShortByTheClockKeepsTheProbesItRan) {
+  const Case input = ParseCase(
+      "r3case 1\ndp 1\ntp 2\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 8\n"
+      "top_k 1\nnum_experts 1\nnum_layers 1\ntokens 1\n",
+      "test");
+  MinimizeOptions options;
+  options.budget_ms = 1500;
+  std::optional<std::chrono::steady_clock::time_point> first_seen;
+  auto engine = std::make_shared<ScriptedEngine>(
+      /*fails=*/[input](const Case& c) { return c == input; }, /*differs=*/nullptr,
+      /*breaks=*/[&](const Case& c) {
+        const auto now = std::chrono::steady_clock::now();
+        if (!first_seen) first_seen = now;  // the input, just before the clock starts
+        if (c.config.tp == 3) {
+          std::this_thread::sleep_until(*first_seen + std::chrono::milliseconds(options.budget_ms) +
+                                        std::chrono::milliseconds(300));
+        }
+        return false;
+      });
+  const ScriptedRun run = MinimizeScripted(input, engine, options);
+  ASSERT_TRUE(run.result.input_fails);
+  ASSERT_FALSE(run.result.budget_exhausted) << "the shrinking itself ran out of time";
+  EXPECT_FALSE(run.result.fields_complete);
+  ASSERT_EQ(run.result.fields.size(), 2u);
+  EXPECT_EQ(run.result.fields[0].field, "dp");
+  const FieldReport& tp = run.result.fields[1];
+  EXPECT_EQ(tp.field, "tp");
+  ASSERT_EQ(tp.probes.size(), 2u);
+  EXPECT_EQ(tp.probes[0].value, "1");
+  EXPECT_EQ(tp.probes[1].value, "3");
+}
+
+// Every character outside [A-Za-z0-9._-] becomes '-', the ones next to each
+// range included.
+TEST(MinimizeTest, DefaultRegressionNameKeepsExactlyTheSafeCharacters) {
+  class IdEngine : public NamedEngine {
+   public:
+    std::string Id() const override { return "azAZ09-_.`{@[/:"; }
+  };
+  sut::SutOptions options;
+  options.external = std::make_shared<IdEngine>();
+  MinimizeResult r;
+  r.kept = {Invariant::kRowsExact};
+  EXPECT_EQ(DefaultRegressionName(r, options), "azAZ09-_.-------pr50874-inv3");
 }
 
 }  // namespace

@@ -104,5 +104,31 @@ TEST(LayoutTest, SpShardCoversRowsInOrderWithPaddingLast) {
   }
 }
 
+// vLLM's rule: MoE sequence parallelism needs EP, TP > 1 and DP > 1, and
+// "off" wins; "on" and "auto" agree wherever both are legal.
+TEST(SequenceParallelTest, SpNeedsEpAndTpAboveOneAndDpAboveOne) {
+  Config config = MakeCase({.tokens = {1, 1}}).config;  // ep on, tp 2, dp 2
+  for (SpMode mode : {SpMode::kAuto, SpMode::kOn}) {
+    config.sp = mode;
+    EXPECT_TRUE(SpEnabled(config));
+    Config tp1 = config;
+    tp1.tp = 1;
+    EXPECT_FALSE(SpEnabled(tp1));
+    Config dp1 = config;
+    dp1.dp = 1;
+    EXPECT_FALSE(SpEnabled(dp1));
+    Config no_ep = config;
+    no_ep.ep = false;
+    EXPECT_FALSE(SpEnabled(no_ep));
+  }
+  config.sp = SpMode::kOff;
+  EXPECT_FALSE(SpEnabled(config));
+}
+
+TEST(SequenceParallelTest, LocalSizesWithoutSpAreThePaddedSizes) {
+  const Case c = MakeCase({.tp = 1, .tokens = {5, 3}});
+  EXPECT_EQ(*LocalSizes(c), (std::vector<int64_t>{5, 3}));
+}
+
 }  // namespace
 }  // namespace r3::model

@@ -166,3 +166,103 @@ TEST(SutCaptureSliceTest, NothingCapturedIsAnEmptySliceAtZero) {
 
 }  // namespace
 }  // namespace r3::sut
+
+// Exact edges of the SUT's arithmetic: the snapshot dtype's largest id, the
+// replay buffer's check, the seeded bugs' slices and the capturer's bound.
+namespace r3::sut {
+namespace {
+
+using ::r3::testing::MakeCase;
+
+std::string CapturedAt(const Observation& obs, size_t index) {
+  const RankObservation& r = obs.ranks.at(index);
+  return r.error.empty() ? DescribeRuns(r.captured) : r.error;
+}
+
+TEST(SutEdgeTest, TheCatalogueHoldsExactlyTheTwoHostSuts) {
+  ASSERT_EQ(SutCatalogue().size(), 2u);
+  EXPECT_EQ(SutCatalogue()[0].name, "vllm-post-50874");
+  EXPECT_EQ(SutCatalogue()[1].name, "vllm-pre-50874");
+  EXPECT_FALSE(FindSut("").has_value());
+}
+
+TEST(SutEdgeTest, SnapshotMaxIdIsTheLargestValueOfItsDtype) {
+  const auto max_id = [](int64_t experts) {
+    return RunSut(MakeCase({.tokens = {1, 1}, .num_experts = experts}), {}).snapshot_max_id;
+  };
+  EXPECT_EQ(max_id(256), 255);
+  EXPECT_EQ(max_id(257), 65535);
+  EXPECT_EQ(max_id(65536), 65535);
+  EXPECT_EQ(max_id(65537), 2147483647);
+  const Observation int8 = RunSut(MakeCase({.tokens = {1, 1}, .num_experts = 256}),
+                                  {.mutants = MutantSet(Mutant::kSnapshotInt8)});
+  EXPECT_EQ(int8.snapshot_dtype, "int8");
+  EXPECT_EQ(int8.snapshot_max_id, 127);
+}
+
+TEST(SutEdgeTest, ReplayBufferCheckFailsOnlyPastItsRows) {
+  // Legacy sizing holds M = 8192 rows; the eager SP step hands the kernel
+  // the sum of local_sizes.
+  const Observation full = RunSut(MakeCase({.tokens = {4096, 4096}}), {.policy = Policy::kLegacy});
+  ASSERT_EQ(full.replay_rows, 8192);
+  ASSERT_EQ(At(full, 0, 0).n, 8192);
+  for (const RankObservation& r : full.ranks) EXPECT_EQ(r.replay_error, "");
+  const Observation over = RunSut(MakeCase({.tokens = {4096, 4097}}), {.policy = Policy::kLegacy});
+  ASSERT_EQ(At(over, 0, 0).n, 8194);
+  EXPECT_NE(At(over, 0, 0).replay_error, "");
+}
+
+TEST(SutEdgeTest, NaiveDpEndOffByOneShiftsEachSliceBackOneRow) {
+  const Observation obs = RunSut(MakeCase({.tokens = {5, 3}, .padded = {8, 8}}),
+                                 {.mutants = MutantSet(Mutant::kNaiveDpEndOffByOne)});
+  EXPECT_EQ(At(obs, 0, 0).branch, Branch::kNaiveDp);
+  EXPECT_EQ(Captured(obs, 0, 0), "dp0[0..7)");           // rows [-1, 7), clamped at 0
+  EXPECT_EQ(Captured(obs, 1, 1), "dp0[7..8) dp1[0..7)");  // rows [7, 15)
+  EXPECT_EQ(At(obs, 1, 1).capture_start, 7);
+  EXPECT_EQ(At(obs, 1, 1).capture_end, 15);
+}
+
+TEST(SutEdgeTest, NoSpTrimCopiesTheWholeShardGroupOfAMiddleRank) {
+  // Three DP ranks so that a slice past DP rank 1's shard group is not
+  // clamped away by the end of the gathered batch.
+  const Observation obs = RunSut(MakeCase({.dp = 3, .tokens = {5, 3, 1}}),
+                                 {.mutants = MutantSet(Mutant::kNoSpTrim)});
+  EXPECT_EQ(*obs.local_sizes, (std::vector<int64_t>{3, 3, 2, 2, 1, 1}));
+  EXPECT_EQ(Captured(obs, 0, 0), "dp0[0..5) pad1");
+  EXPECT_EQ(Captured(obs, 1, 1), "dp1[0..3) pad1");  // gathered rows [6, 10)
+  EXPECT_EQ(At(obs, 1, 1).capture_start, 6);
+  EXPECT_EQ(At(obs, 1, 1).capture_end, 10);
+  EXPECT_EQ(Captured(obs, 2, 0), "dp2[0..1) pad1");
+}
+
+TEST(SutEdgeTest, ACaptureLargerThanTheCapturerBufferIsAnError) {
+  // capturer-rows-per-shard sizes the buffer ceil(M / TP) = 4 rows: DP rank
+  // 0's 5 rows overflow it, DP rank 1's 3 rows fit.
+  const Observation obs =
+      RunSut(MakeCase({.max_num_batched_tokens = 8, .tokens = {5, 3}}),
+             {.mutants = MutantSet(Mutant::kCapturerRowsPerShard)});
+  ASSERT_EQ(obs.capturer_rows, 4);
+  for (int64_t t = 0; t < 2; ++t) {
+    EXPECT_EQ(At(obs, 0, t).branch, Branch::kError);
+    EXPECT_EQ(At(obs, 0, t).error, "IndexError: capture of 5 rows into a capturer buffer of 4 rows");
+    EXPECT_TRUE(At(obs, 0, t).captured.empty());
+    EXPECT_EQ(At(obs, 1, t).branch, Branch::kEpSpShards);
+    EXPECT_EQ(Captured(obs, 1, t), "dp1[0..3)");
+  }
+}
+
+TEST(SutEdgeTest, CaptureStartIsTheSliceStartUnlessNothingWasCaptured) {
+  // DP rank 1 with no tokens: an empty slice at 4 reads as [0, 0).
+  const Observation empty = RunSut(MakeCase({.tokens = {3, 0}}), {});
+  EXPECT_EQ(CapturedAt(empty, 2), "(no rows)");
+  EXPECT_EQ(empty.ranks[2].capture_start, 0);
+  EXPECT_EQ(empty.ranks[2].capture_end, 0);
+  // One row captured: its slice starts where it was taken, at gathered row 2.
+  const Observation one = RunSut(MakeCase({.tokens = {1, 1}}), {});
+  EXPECT_EQ(CapturedAt(one, 2), "dp1[0..1)");
+  EXPECT_EQ(one.ranks[2].capture_start, 2);
+  EXPECT_EQ(one.ranks[2].capture_end, 3);
+}
+
+}  // namespace
+}  // namespace r3::sut
