@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <span>
 #include <sstream>
 #include <string>
@@ -642,6 +643,17 @@ struct ProbedCase {
   std::string text;
 };
 
+// The minimizer's result and header for an input that only the input fails
+// (so it comes back unchanged), probed through `engine`.
+ProbedCase ProbeUnshrinkable(const Case& input, std::shared_ptr<ScriptedEngine> engine) {
+  const ScriptedRun run = MinimizeScripted(input, engine);
+  EXPECT_TRUE(run.result.input_fails);
+  EXPECT_EQ(run.result.minimal, input);
+  sut::SutOptions options;
+  options.external = std::move(engine);
+  return {run.result, MinimizedText(run.result, options)};
+}
+
 ProbedCase ProbeEveryField() {
   const Case input = ParseCase(
       "r3case 1\ndp 3\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 8\n"
@@ -651,12 +663,7 @@ ProbedCase ProbeEveryField() {
       /*fails=*/[input](const Case& c) { return c == input; },
       /*differs=*/[](const Case& c) { return c.config.dp == 4; },
       /*breaks=*/[](const Case& c) { return c.step.tokens[0] == 2; });
-  const ScriptedRun run = MinimizeScripted(input, engine);
-  EXPECT_TRUE(run.result.input_fails);
-  EXPECT_EQ(run.result.minimal, input);
-  sut::SutOptions options;
-  options.external = engine;
-  return {run.result, MinimizedText(run.result, options)};
+  return ProbeUnshrinkable(input, engine);
 }
 
 TEST(MinimizeTest, AFinishedRunReportsEveryField) {
@@ -716,12 +723,7 @@ ProbedCase ProbeCountFields() {
       /*differs=*/[](const Case& c) {
         return c.step.tokens == std::vector<int64_t>{1} && c.step.padded == std::vector<int64_t>{1};
       });
-  const ScriptedRun run = MinimizeScripted(input, engine);
-  EXPECT_TRUE(run.result.input_fails);
-  EXPECT_EQ(run.result.minimal, input);
-  sut::SutOptions options;
-  options.external = engine;
-  return {run.result, MinimizedText(run.result, options)};
+  return ProbeUnshrinkable(input, engine);
 }
 
 TEST(MinimizeTest, CountAlternativesAreOneLessOneMoreAndDoubleOfTheMinimalValue) {
