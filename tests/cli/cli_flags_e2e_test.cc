@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "tests/testing/r3check_runner.h"
 #include "tests/testing/run_shell.h"
 
@@ -860,6 +862,35 @@ TEST(CliFlagsE2eTest, AnUnreadableCaseFileInACorpusIsExitTwoNamingIt) {
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.err, "r3check: --save: cannot read " + corpus.path() +
                        "/regressions/x.r3case: Too many levels of symbolic links\n");
+}
+
+// A corpus needs only one of its folders; a missing one lists nothing.
+TEST(CliFlagsE2eTest, ACorpusWithOnlySeedsRunsThem) {
+  ScratchCorpus corpus("seeds-only-corpus", {{"seeds/a.r3case", "seeds/tp2-dp2-eager.r3case"}});
+  std::filesystem::remove_all(corpus.path() + "/regressions");
+  std::filesystem::remove_all(corpus.path() + "/findings");
+  const Result r = R3check("verify --cases 0 --corpus " + corpus.path());
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(Has(r.out, "seeds               1        1")) << r.out;
+  EXPECT_TRUE(Has(r.out, "findings            0        0")) << r.out;
+}
+
+// A corpus folder that r3check may not list is bad input naming the folder,
+// not an empty folder. Root lists any folder, so as root the run drops to
+// nobody (setpriv, util-linux).
+TEST(CliFlagsE2eTest, ACorpusFolderThatCannotBeListedIsExitTwoNamingIt) {
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+  if (geteuid() == 0 && r3::testing::RunShell(as_nobody + " true").status != 0) {
+    GTEST_SKIP() << "running as root without setpriv: cannot make a folder unreadable";
+  }
+  ScratchCorpus corpus("unlistable-corpus", {{"seeds/a.r3case", "seeds/tp2-dp2-eager.r3case"}});
+  const std::string seeds = corpus.path() + "/seeds";
+  std::filesystem::permissions(seeds, std::filesystem::perms::none);
+  const Result r = R3check("verify --cases 0 --corpus " + corpus.path(), "",
+                           geteuid() == 0 ? as_nobody : "");
+  std::filesystem::permissions(seeds, std::filesystem::perms::owner_all);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "r3check: corpus: cannot list " + seeds + ": Permission denied\n");
 }
 
 TEST(CliFlagsE2eTest, MinimizeSaveIntoATempCorpusThatVerifyRuns) {
