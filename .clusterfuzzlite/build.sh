@@ -20,16 +20,14 @@ ninja -C "$build" fuzz/layout_fuzzer fuzz/parser_fuzzer
 
 corpus="$src/corpus"
 layout_seeds=("$corpus/seeds" "$corpus/regressions" "$corpus/findings" "$corpus/fuzz-layout")
-parser_seeds=("$corpus/fuzz-parser" "${layout_seeds[@]}")
 for target in layout parser; do
   name=${target}_fuzzer
   cp "$build/fuzz/$name" "$OUT/$name"
   cp "$src/fuzz/$target.dict" "$OUT/$name.dict"
   # The options name the dictionary as it is called in $OUT.
   sed "s/^dict = .*/dict = $name.dict/" "$src/fuzz/$target.options" >"$OUT/$name.options"
-  seeds=layout_seeds
-  [ "$target" = parser ] && seeds=parser_seeds
-  declare -n dirs=$seeds
+  dirs=("${layout_seeds[@]}")
+  [ "$target" = parser ] && dirs=("$corpus/fuzz-parser" "${layout_seeds[@]}")
   # Flat, as OSS-Fuzz unpacks it. A file in two folders (the fuzz corpora
   # are named by content hash) goes in once; -X: no timestamps.
   stage="$WORK/${name}_seeds"
@@ -39,5 +37,4 @@ for target in layout parser; do
     find "$d" -maxdepth 1 -type f -exec cp -n -t "$stage" {} +
   done
   (cd "$stage" && find . -type f -printf '%P\n' | sort | zip -q -X -@ "$OUT/${name}_seed_corpus.zip")
-  unset -n dirs
 done

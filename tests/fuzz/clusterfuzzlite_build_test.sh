@@ -14,8 +14,8 @@
 set -euo pipefail
 src=$1 r3check=$2
 shift 2
-sanitizers=("${@:-address undefined}")
-read -r -a sanitizers <<<"${sanitizers[*]}"
+sanitizers=(address undefined)
+[ $# -gt 0 ] && sanitizers=("$@")
 for tool in clang-14 clang++-14 zip unzip meson ninja; do
   command -v "$tool" >/dev/null || { echo "skip: no $tool"; exit 77; }
 done

@@ -77,8 +77,9 @@ def check(root):
         parts = rel.split('/')
         own = parts[2] if parts[:2] == ['src', 'r3'] and len(parts) > 3 else None
         tested = parts[1] if parts[0] == 'tests' and len(parts) > 2 else None
-        for lineno, inc in ((path.read_text(errors='replace')[:m.start()].count('\n') + 1,
-                             m.group(1)) for m in INCLUDE.finditer(path.read_text(errors='replace'))):
+        text = path.read_text(errors='replace')
+        for m in INCLUDE.finditer(text):
+            lineno, inc = text.count('\n', 0, m.start()) + 1, m.group(1)
             where = '%s:%d: #include "%s"' % (rel, lineno, inc)
             target = inc.split('/')
             if target[0] == 'r3' and len(target) > 2:
