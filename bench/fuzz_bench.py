@@ -4,6 +4,7 @@
   bench/fuzz_bench.py [--fuzz-build build-fuzz] [--r3check build-fuzzreplay/src/r3check]
                       [--limit-s 20] [--seeds 10] [--exec-s 10] [--mutants a,b]
   bench/fuzz_bench.py --table      # Markdown tables from bench/results/fuzz.json
+  bench/fuzz_bench.py --exec-only  # re-measure part 1 only, keep the rest of the JSON
 
 1. exec/s of each libFuzzer target (one process, seed corpus, --exec-s s).
 2. For every non-equivalent host mutant: time to first detection by the
@@ -148,9 +149,22 @@ def main():
                     help="seeds for layout_fuzzer_bytes (no custom mutator); 0 skips it")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "fuzz.json"))
     ap.add_argument("--table", action="store_true", help="print --out as Markdown and exit")
+    ap.add_argument("--exec-only", action="store_true",
+                    help="measure exec/s only and update that part of --out")
     args = ap.parse_args()
     if args.table:
         print_table(args.out)
+        return
+    if args.exec_only:
+        result = json.loads(pathlib.Path(args.out).read_text())
+        result["exec_rate"] = [
+            exec_rate(f"{args.fuzz_build}/fuzz/layout_fuzzer", "layout", ROOT / "corpus" / "seeds",
+                      args.exec_s),
+            exec_rate(f"{args.fuzz_build}/fuzz/parser_fuzzer", "parser",
+                      ROOT / "corpus" / "fuzz-parser", args.exec_s)]
+        result["exec_rate_date"] = datetime.date.today().isoformat()
+        pathlib.Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+        print(json.dumps(result["exec_rate"]))
         return
     # Private copies: a rebuild during the (long) run must not swap binaries.
     bin_dir = tempfile.mkdtemp(prefix="r3-fuzz-bench-")
