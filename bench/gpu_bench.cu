@@ -7,18 +7,22 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "r3/gpu/gpu.h"
+#include "r3/check/run_case.h"
 #include "r3/gpu/kernels.h"
 #include "r3/sample/case_sampler.h"
+#include "r3/sut/mutants.h"
 
 namespace {
 
@@ -42,10 +46,10 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// Cases per second over `cases`, in batches of 64, after one warm-up batch.
+// Cases per second over `cases`, in batches of `batch`, after one warm-up
+// batch.
 ordered_json CasesPerSecond(r3::gpu::Runner& runner, const std::vector<r3::Case>& cases,
-                            const std::string& what) {
-  const size_t batch = 64;
+                            const std::string& what, size_t batch = 64) {
   runner.RunBatch({cases.data(), std::min(batch, cases.size())});
   int64_t failed = 0;
   int64_t values = 0;
@@ -60,11 +64,73 @@ ordered_json CasesPerSecond(r3::gpu::Runner& runner, const std::vector<r3::Case>
     }
   }
   const double s = Seconds(t0, Clock::now());
-  std::printf("%-44s %8zu cases %8.3f s %10.1f cases/s (%s)\n", what.c_str(), cases.size(), s,
-              cases.size() / s, mode.c_str());
-  return {{"what", what}, {"mode", mode}, {"cases", cases.size()}, {"seconds", s},
-          {"cases_per_second", cases.size() / s}, {"values_checked", values},
+  std::printf("%-44s %8zu cases %8.3f s %10.1f cases/s (%s, batches of %zu)\n", what.c_str(),
+              cases.size(), s, cases.size() / s, mode.c_str(), batch);
+  return {{"what", what}, {"mode", mode}, {"cases", cases.size()}, {"batch", batch},
+          {"seconds", s}, {"cases_per_second", cases.size() / s}, {"values_checked", values},
           {"failed", failed}};
+}
+
+// A verdict's row in the table: pass, pass-known, or the failed invariants.
+std::string VerdictKey(bool passes, bool known, const r3::check::Verdict& v) {
+  if (passes) return known ? "pass-known" : "pass";
+  std::vector<int> inv;
+  for (const r3::check::Violation& x : v.violations) inv.push_back(static_cast<int>(x.invariant));
+  std::sort(inv.begin(), inv.end());
+  inv.erase(std::unique(inv.begin(), inv.end()), inv.end());
+  std::string key = "fail";
+  for (size_t i = 0; i < inv.size(); ++i) key += (i ? "," : " ") + std::to_string(inv[i]);
+  return key;
+}
+
+// The verify sampler's cases on the host SUT (one core) and on one GPU
+// (judged there), with the same SUT options: both rates from this run and
+// both verdict tables, which must agree case by case.
+ordered_json HostAgainstGpu(const std::vector<r3::Case>& cases, const r3::sut::MutantSet& mutants,
+                            const std::string& name, size_t batch) {
+  const auto h0 = Clock::now();
+  std::vector<std::string> host_keys;
+  for (const r3::Case& c : cases) {
+    r3::sut::SutOptions options;
+    options.mutants = mutants;
+    const r3::check::CaseResult r = r3::check::RunCase(c, options);
+    host_keys.push_back(VerdictKey(r.PassesOrKnown(), r.verdict.ok() ? false : r.PassesOrKnown(),
+                                   r.verdict));
+  }
+  const double host_s = Seconds(h0, Clock::now());
+  r3::gpu::GpuOptions o;
+  o.mode = r3::gpu::RankMode::kEmulated;
+  o.sut.mutants = mutants;
+  r3::gpu::Runner runner(o);
+  runner.RunBatch({cases.data(), std::min(batch, cases.size())});  // warm-up
+  std::vector<std::string> gpu_keys;
+  const auto g0 = Clock::now();
+  for (size_t i = 0; i < cases.size(); i += batch) {
+    const size_t n = std::min(batch, cases.size() - i);
+    for (const r3::gpu::GpuCaseResult& r : runner.RunBatch({cases.data() + i, n})) {
+      gpu_keys.push_back(VerdictKey(r.Passes(), r.result.verdict.ok() ? false : r.Passes(),
+                                    r.result.verdict));
+    }
+  }
+  const double gpu_s = Seconds(g0, Clock::now());
+  std::map<std::string, int64_t> host_table, gpu_table;
+  int64_t differ = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ++host_table[host_keys[i]];
+    ++gpu_table[gpu_keys[i]];
+    differ += host_keys[i] != gpu_keys[i] ? 1 : 0;
+  }
+  std::printf("%-26s %6zu cases: host %9.1f cases/s, gpu %9.1f cases/s, %lld verdicts differ\n",
+              name.c_str(), cases.size(), cases.size() / host_s, cases.size() / gpu_s,
+              static_cast<long long>(differ));
+  return {{"mutant", name},
+          {"cases", cases.size()},
+          {"batch", batch},
+          {"host_cases_per_second", cases.size() / host_s},
+          {"gpu_cases_per_second", cases.size() / gpu_s},
+          {"verdicts_differ", differ},
+          {"host_verdicts", host_table},
+          {"gpu_verdicts", gpu_table}};
 }
 
 template <typename F>
@@ -104,9 +170,9 @@ ordered_json CaptureBandwidth() {
     Check(cudaMemset(src32, 1, elems * 4), "memset");
     const int iters = 20;
     const double ms16 = TimeMs(
-        [&] { r3::gpu::LaunchCapture(src16, 0, rows_n, top_k, dst, 1, 0, false, s); }, iters, s);
+        [&] { r3::gpu::LaunchCapture({src16, dst, rows_n, top_k, 1, 0, /*src_bytes=*/2}, s); }, iters, s);
     const double ms32 = TimeMs(
-        [&] { r3::gpu::LaunchCapture(src32, 0, rows_n, top_k, dst, 1, 0, false, s); }, iters, s);
+        [&] { r3::gpu::LaunchCapture({src32, dst, rows_n, top_k, 1, 0, /*src_bytes=*/4}, s); }, iters, s);
     const double msc = TimeMs(
         [&] { Check(cudaMemcpyAsync(dst, src32, out_bytes, cudaMemcpyDeviceToDevice, s), "cp"); },
         iters, s);
@@ -215,7 +281,7 @@ ordered_json RaggedAllGather() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/1);
+  setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
   const std::string out_path = argc > 1 ? argv[1] : "bench/results/gpu.json";
   const r3::gpu::Availability gpus = r3::gpu::ProbeGpus();
   if (!gpus.ok()) {
@@ -242,12 +308,17 @@ int main(int argc, char** argv) {
     c.config.tp = 1;
     dp2.push_back(c);
   }
+  // Seed 1's first 65536 cases: the sampler's own rate and verdicts.
+  std::vector<r3::Case> many = mixed;
+  while (many.size() < 65536) many.push_back(sampler.Next());
+  const size_t big_batch = 4096;
   ordered_json rate = ordered_json::array();
   {
     r3::gpu::GpuOptions o;
     o.mode = r3::gpu::RankMode::kEmulated;
     r3::gpu::Runner emulated(o);
     rate.push_back(CasesPerSecond(emulated, mixed, "verify sampler, emulated, 1 GPU"));
+    rate.push_back(CasesPerSecond(emulated, many, "verify sampler, emulated, 1 GPU", big_batch));
     rate.push_back(CasesPerSecond(emulated, dp2, "DP2/TP1, emulated, 1 GPU"));
   }
   if (gpus.devices >= 2) {
@@ -258,6 +329,17 @@ int main(int argc, char** argv) {
     rate.push_back(CasesPerSecond(nccl_runner, mixed, "verify sampler, ranks spread, NCCL, 2 GPUs"));
   }
   j["checked_cases"] = rate;
+  // Host and GPU on the same cases: no mutant, then every mutant the host
+  // SUT honours (the GPU must show what the host shows).
+  ordered_json verdicts = ordered_json::array();
+  verdicts.push_back(HostAgainstGpu(many, {}, "none", big_batch));
+  std::vector<r3::Case> few(many.begin(), many.begin() + 8192);
+  for (const r3::sut::MutantInfo& info : r3::sut::MutantCatalogue()) {
+    if (info.gpu_only || info.equivalent) continue;
+    verdicts.push_back(HostAgainstGpu(few, r3::sut::MutantSet(info.id), std::string(info.name),
+                                      big_batch));
+  }
+  j["host_against_gpu"] = verdicts;
   j["capture_copy"] = CaptureBandwidth();
   if (gpus.devices >= 2) j["ragged_all_gather"] = RaggedAllGather();
   std::ofstream(out_path) << j.dump(2) << "\n";

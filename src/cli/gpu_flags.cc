@@ -33,9 +33,7 @@ std::vector<check::CaseResult> JudgeCases(GpuChecker* gpu, std::span<const Case>
                                           std::vector<std::string>* gpu_lines) {
   gpu_lines->assign(cases.size(), "");
   if (gpu == nullptr) return check::RunCases(cases, options);
-  std::vector<check::CaseResult> results;
-  for (size_t i = 0; i < cases.size(); ++i) results.push_back(gpu->Check(cases[i], &(*gpu_lines)[i]));
-  return results;
+  return gpu->CheckBatch(cases, gpu_lines);
 }
 
 #ifdef R3CHECK_HAVE_GPU
@@ -73,6 +71,21 @@ check::CaseResult GpuChecker::Check(const Case& c, std::string* summary) {
   }
 }
 
+std::vector<check::CaseResult> GpuChecker::CheckBatch(std::span<const Case> cases,
+                                                      std::vector<std::string>* summaries) {
+  try {
+    std::vector<check::CaseResult> results;
+    summaries->clear();
+    for (gpu::GpuCaseResult& r : impl_->runner->RunBatch(cases)) {
+      summaries->push_back(r.Summary());
+      results.push_back(std::move(r.result));
+    }
+    return results;
+  } catch (const gpu::GpuError& e) {
+    throw UsageError(std::string("--gpu: ") + e.what());
+  }
+}
+
 #else
 
 struct GpuChecker::Impl {};
@@ -84,6 +97,10 @@ GpuChecker::GpuChecker(const GpuFlags&, const sut::SutOptions&) {
 GpuChecker::~GpuChecker() = default;
 
 check::CaseResult GpuChecker::Check(const Case&, std::string*) { return {}; }
+std::vector<check::CaseResult> GpuChecker::CheckBatch(std::span<const Case>,
+                                                      std::vector<std::string>*) {
+  return {};
+}
 
 #endif
 

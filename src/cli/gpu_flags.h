@@ -37,6 +37,9 @@ class GpuChecker {
 
   // The judged GPU observation; `summary` gets the GPU's one-line account.
   check::CaseResult Check(const Case& c, std::string* summary);
+  // The cases as batches on the GPU(s); `summaries` gets one line per case.
+  std::vector<check::CaseResult> CheckBatch(std::span<const Case> cases,
+                                            std::vector<std::string>* summaries);
 
  private:
   struct Impl;

@@ -3,6 +3,9 @@
 // also the binary the compute-sanitizer setups run.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -42,6 +45,15 @@ Case Tp2NoDp() {
   return FromText(
       "dp 1\ntp 2\nep on\ndispatch naive\nsp auto\nmax_num_batched_tokens 16\ntop_k 2\n"
       "num_experts 64\nnum_layers 2\ntokens 7\n");
+}
+
+// A real model's shape: top_k 8 (two 4-wide groups per row), 48 layers,
+// and a capture of 5 rows (a partial tile of 4). `top_k` 6 takes the
+// scalar copy.
+Case RealModelShape(int top_k = 8) {
+  return FromText("dp 1\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 16\n"
+                  "top_k " + std::to_string(top_k) +
+                  "\nnum_experts 256\nnum_layers 48\ntokens 5\n");
 }
 
 std::vector<Case> NcclCases() { return {Dp2Ragged(), Dp2Equal(), Dp2IdleRank(), Tp2NoDp()}; }
@@ -199,6 +211,93 @@ TEST(GpuPathTest, GpuOnlyMutantsAreCaught) {
   ExpectGpuOnlyKill(sut::Mutant::kGpuGatherReversed, RankMode::kEmulated,
                     LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
                                  "/seeds/tp2-dp2-eager.r3case"));
+  ExpectGpuOnlyKill(sut::Mutant::kGpuVecGroups, RankMode::kEmulated, RealModelShape());
+  ExpectGpuOnlyKill(sut::Mutant::kGpuTailRows, RankMode::kEmulated, RealModelShape());
+  ExpectGpuOnlyKill(sut::Mutant::kGpuTailRows, RankMode::kEmulated, RealModelShape(6));
+}
+
+// The kernel mutants hide at the shapes small generators draw: top_k 4 is
+// one group per row, 4 rows are one whole tile.
+TEST(GpuPathTest, KernelMutantsHideAtSmallShapes) {
+  const Case c = FromText(
+      "dp 1\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 16\ntop_k 4\n"
+      "num_experts 256\nnum_layers 2\ntokens 4\n");
+  for (const sut::Mutant m : {sut::Mutant::kGpuVecGroups, sut::Mutant::kGpuTailRows}) {
+    const GpuCaseResult r = Runner(Options(RankMode::kEmulated, sut::MutantSet(m))).Run(c);
+    EXPECT_TRUE(r.Passes()) << sut::GetMutantInfo(m).name << "\n" << r.Summary();
+  }
+}
+
+TEST(GpuPathTest, RealModelShapesPass) {
+  Runner runner(Options(RankMode::kEmulated));
+  for (const int top_k : {1, 6, 8, 16}) {
+    const GpuCaseResult r = runner.Run(RealModelShape(top_k));
+    EXPECT_TRUE(r.Passes()) << top_k << "\n" << r.Summary();
+    EXPECT_EQ(r.wrong_values, 0);
+  }
+}
+
+// A rank that skips a collective its group runs hangs its peers on real
+// GPUs: the runner aborts the communicators after the timeout and says so.
+TEST(GpuPathTest, MismatchedCollectiveIsAnErrorWithinTheTimeout) {
+  GpuOptions o = Options(RankMode::kAuto, sut::MutantSet(sut::Mutant::kGpuSkippedCollective));
+  o.timeout_ms = 2000;
+  Runner runner(o);
+  if (runner.devices() < 2) GTEST_SKIP() << "needs two GPUs";
+  const auto start = std::chrono::steady_clock::now();
+  std::string error;
+  try {
+    runner.Run(Dp2Ragged());
+  } catch (const GpuError& e) {
+    error = e.what();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(error.find("did not finish within 2000 ms"), std::string::npos) << error;
+  EXPECT_NE(error.find("communicators aborted"), std::string::npos) << error;
+  EXPECT_LT(seconds, 20.0);
+  // The GPUs are still usable.
+  const GpuCaseResult clean = Runner(Options(RankMode::kAuto)).Run(Dp2Ragged());
+  EXPECT_TRUE(clean.Passes()) << clean.Summary();
+}
+
+TEST(GpuPathTest, SkippedCollectiveIsAnErrorWhenEmulated) {
+  Runner runner(Options(RankMode::kEmulated, sut::MutantSet(sut::Mutant::kGpuSkippedCollective)));
+  try {
+    runner.Run(Dp2Ragged());
+    FAIL() << "no error";
+  } catch (const GpuError& e) {
+    EXPECT_NE(std::string(e.what()).find("skips the all-gather"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GpuPathTest, TheUsersNcclSettingIsKept) {
+  const std::string saved = std::getenv("NCCL_NVLS_ENABLE") ? std::getenv("NCCL_NVLS_ENABLE") : "";
+  setenv("NCCL_NVLS_ENABLE", "00", /*overwrite=*/1);  // still off, but not the library's "0"
+  { Runner runner(Options(RankMode::kAuto)); }
+  EXPECT_STREQ(std::getenv("NCCL_NVLS_ENABLE"), "00");
+  setenv("NCCL_NVLS_ENABLE", saved.c_str(), /*overwrite=*/1);
+}
+
+// 2^20 capturer rows x 4096 layers x 16 values: 256 GiB, more than an H200.
+TEST(GpuPathTest, CudaErrorsNameFileAndLine) {
+  GpuOptions o = Options(RankMode::kEmulated);
+  o.memory_limit = std::numeric_limits<int64_t>::max();
+  Runner runner(o);
+  const Case huge = FromText(
+      "dp 1\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 1048576\n"
+      "top_k 16\nnum_experts 256\nnum_layers 4096\ntokens 1\n");
+  try {
+    runner.Run(huge);
+    FAIL() << "no error";
+  } catch (const GpuError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("CUDA error at src/r3/gpu/"), std::string::npos) << what;
+    EXPECT_NE(what.find(".h:"), std::string::npos) << what;
+    EXPECT_NE(what.find("cudaMalloc"), std::string::npos) << what;
+  }
+  // The runner recovers: the next case gets a fresh allocation.
+  EXPECT_TRUE(runner.Run(Dp2Ragged()).Passes());
 }
 
 TEST(GpuPathTest, HostMutantsAreCaughtOnTheGpuAsOnTheHost) {

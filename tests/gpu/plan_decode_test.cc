@@ -3,6 +3,7 @@
 // in CPU-only CI (no exit 77).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -173,6 +174,114 @@ TEST(DecodeTest, WrongRowsPoisonAndStrayWritesAreSeen) {
   EXPECT_EQ(d.first_mismatch->dp, 0);
   EXPECT_EQ(d.first_mismatch->row, 1);
   EXPECT_EQ(d.first_mismatch->got, kPoison);
+}
+
+std::vector<int64_t> ReadbackRowsOf(const Case& c, const Plan& plan) {
+  std::vector<int64_t> rows;
+  for (size_t i = 0; i < plan.ranks.size(); ++i) rows.push_back(ReadbackRows(plan, c, i));
+  return rows;
+}
+
+std::vector<Case> SeedCases() {
+  std::vector<Case> cases;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(R3CHECK_SOURCE_CORPUS) +
+                                                           "/seeds")) {
+    if (e.path().extension() == ".r3case") cases.push_back(LoadCaseFile(e.path().string()));
+  }
+  cases.push_back(Dp2Ragged(/*layers=*/3));
+  return cases;
+}
+
+// When the device's judge finds no wrong value, the runner skips the read
+// back: what it assumes must be what Decode reads from correct buffers.
+TEST(FastJudgeTest, AllRightCapturesAreWhatDecodeReads) {
+  for (const Case& c : SeedCases()) {
+    const uint64_t seed = CaseSeed(c);
+    const sut::Observation host = sut::RunSut(c, {});
+    const Plan plan = BuildPlan(c, host, {}, seed);
+    const auto bufs = CorrectReadback(c, plan, seed);
+    const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+    ASSERT_EQ(d.wrong_values, 0) << PrintCase(c);
+    const auto fast = CapturedWhenAllRight(c, plan, host, ReadbackRowsOf(c, plan));
+    ASSERT_TRUE(fast.has_value()) << PrintCase(c);
+    EXPECT_EQ(*fast, d.captured) << PrintCase(c);
+    EXPECT_EQ(ValuesChecked(plan, ReadbackRowsOf(c, plan)), d.values_checked);
+  }
+}
+
+TEST(FastJudgeTest, AClaimOtherThanTheModelsRowsNeedsTheReadBack) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  sut::Observation host = sut::RunSut(c, {});
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  ASSERT_TRUE(CapturedWhenAllRight(c, plan, host, ReadbackRowsOf(c, plan)).has_value());
+  host.ranks[1].captured = RowRuns{{0, 0, 3}};  // DP1 claims DP0's rows
+  EXPECT_FALSE(CapturedWhenAllRight(c, plan, host, ReadbackRowsOf(c, plan)).has_value());
+}
+
+TEST(FastJudgeTest, ACaptureLongerThanTheModelsRowsNeedsTheReadBack) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  sut::Observation host = sut::RunSut(c, {});
+  Plan plan = BuildPlan(c, host, {}, seed);
+  plan.ranks[1].capture_end += 1;  // one row past DP1's 3 rows
+  host.ranks[1].captured = RowRuns{{1, 0, 4}};
+  EXPECT_FALSE(CapturedWhenAllRight(c, plan, host, ReadbackRowsOf(c, plan)).has_value());
+}
+
+TEST(FastJudgeTest, NonCapturingRanksCaptureNothing) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  Plan plan = BuildPlan(c, host, {}, seed);
+  plan.ranks[0].capture = false;
+  sut::Observation claims = host;
+  claims.ranks[0].captured.clear();
+  const auto fast = CapturedWhenAllRight(c, plan, claims, ReadbackRowsOf(c, plan));
+  ASSERT_TRUE(fast.has_value());
+  EXPECT_TRUE((*fast)[0].empty());
+  EXPECT_EQ((*fast)[1], host.ranks[1].captured);
+}
+
+TEST(AssembleResultTest, AWrongValueTheObservationCannotShowStillFails) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto bufs = CorrectReadback(c, plan, seed);
+  bufs[0][static_cast<size_t>((4 * plan.num_layers + (plan.layer + 1) % plan.num_layers) *
+                              plan.top_k)] = 7;  // another layer of DP0's row 4
+  const std::vector<int> devices = {0, 1};
+  const GpuCaseResult clean = AssembleResult(
+      c, plan, host, Decode(c, plan, host, seed, View(CorrectReadback(c, plan, seed), c, plan)),
+      devices);
+  EXPECT_TRUE(clean.Passes()) << clean.Summary();
+  EXPECT_EQ(clean.layer, plan.layer);
+  const GpuCaseResult r =
+      AssembleResult(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
+  EXPECT_FALSE(r.Passes());
+  EXPECT_EQ(r.wrong_values, 1);
+  ASSERT_EQ(r.result.verdict.violations.size(), 1u);
+  EXPECT_EQ(r.result.verdict.violations[0].invariant, check::Invariant::kRowsExact);
+  EXPECT_NE(r.result.verdict.violations[0].message.find("gpu: 1 wrong values"),
+            std::string::npos);
+}
+
+TEST(AssembleResultTest, AnOverfullReplayBufferNamesTheRanksDevice) {
+  const Case c =
+      LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) + "/seeds/tp2-dp2-warmup.r3case");
+  const sut::SutOptions legacy{.policy = sut::Policy::kLegacy};
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, legacy);
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  const auto bufs = CorrectReadback(c, plan, seed);
+  const std::vector<int> devices = {0, 1, 0, 1};
+  const GpuCaseResult r =
+      AssembleResult(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
+  EXPECT_TRUE(r.result.verdict.Violates(check::Invariant::kReplayFits));
+  EXPECT_NE(r.result.observation.ranks[1].replay_error.find("tokens on cuda:1"),
+            std::string::npos)
+      << r.result.observation.ranks[1].replay_error;
 }
 
 TEST(FillTest, SeedsAreStableAndIdsFitInt16) {

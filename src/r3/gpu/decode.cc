@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "r3/check/run_case.h"
 #include "r3/gpu/fill.h"
 
 namespace r3::gpu {
@@ -136,6 +137,76 @@ Decoded Decode(const Case& c, const Plan& plan, const sut::Observation& host, ui
       }
       AppendRun(runs, {id.dp, id.dp == RowRun::kPad ? 0 : id.token, 1});
     }
+  }
+  return out;
+}
+
+int64_t ValuesChecked(const Plan& plan, std::span<const int64_t> readback_rows) {
+  int64_t values = 0;
+  for (const int64_t rows : readback_rows) values += rows * plan.num_layers * plan.top_k;
+  return values;
+}
+
+std::optional<std::vector<RowRuns>> CapturedWhenAllRight(const Case& c, const Plan& plan,
+                                                         const sut::Observation& host,
+                                                         std::span<const int64_t> readback_rows) {
+  std::vector<RowRuns> captured(plan.ranks.size());
+  for (size_t i = 0; i < plan.ranks.size(); ++i) {
+    const RankPlan& r = plan.ranks[i];
+    if (!r.capture) continue;
+    // Decode reads the slice's rows up to the read-back extent; all right
+    // means each is the model's row of DP rank dp.
+    const int64_t rows = std::min(r.capture_end - r.capture_start, readback_rows[i]);
+    if (rows > c.step.padded[static_cast<size_t>(r.dp)]) return std::nullopt;
+    if (rows > 0) AppendRun(captured[i], {r.dp, 0, rows});
+    if (host.ranks[i].captured != captured[i]) return std::nullopt;
+  }
+  return captured;
+}
+
+GpuCaseResult AssembleResult(const Case& c, const Plan& plan, const sut::Observation& host,
+                             Decoded decoded, std::span<const int> devices) {
+  sut::Observation obs = host;
+  obs.kernel_rows = 0;
+  for (size_t i = 0; i < obs.ranks.size(); ++i) {
+    sut::RankObservation& r = obs.ranks[i];
+    const RankPlan& p = plan.ranks[i];
+    r.n = p.n;
+    obs.kernel_rows = std::max(obs.kernel_rows, p.n);
+    const std::string dev = "cuda:" + std::to_string(devices[i]);
+    r.replay_error = p.replay_ok ? std::string()
+                                 : "ValueError: Routing replay buffer was initialized for " +
+                                       std::to_string(plan.replay_rows) + " tokens on " + dev +
+                                       ", but the kernel received " + std::to_string(p.n) +
+                                       " tokens on " + dev + ".";
+    r.captured = std::move(decoded.captured[i]);
+    if (!p.error.empty()) {
+      r.branch = sut::Branch::kError;
+      r.error = p.error;
+    }
+  }
+  GpuCaseResult out;
+  out.result = check::JudgeObservation(c, std::move(obs));
+  out.host = host;
+  out.layer = plan.layer;
+  out.steps = 1;
+  out.values_checked = decoded.values_checked;
+  out.wrong_values = decoded.wrong_values;
+  out.first_mismatch = decoded.first_mismatch;
+  // A wrong value the observation cannot show (a cell outside the captured
+  // rows, another layer) still fails the case.
+  if (out.wrong_values > 0 && out.result.verdict.ok()) {
+    const Mismatch& m = *out.first_mismatch;
+    check::Violation v;
+    v.invariant = check::Invariant::kRowsExact;
+    v.dp = m.dp;
+    v.tp = m.tp;
+    v.message = "gpu: " + std::to_string(out.wrong_values) +
+                " wrong values in the capturer buffer, first at row " + std::to_string(m.row) +
+                " layer " + std::to_string(m.layer) + " k " + std::to_string(m.k) + ": got " +
+                std::to_string(m.got) + ", expected " + std::to_string(m.expected);
+    out.result.verdict.violations.push_back(std::move(v));
+    out.result.explained.push_back(nullptr);
   }
   return out;
 }

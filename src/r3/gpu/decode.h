@@ -39,6 +39,25 @@ struct Decoded {
 Decoded Decode(const Case& c, const Plan& plan, const sut::Observation& host, uint64_t seed,
                std::span<const Readback> readback);
 
+// Values the judge checks: every read-back row, every layer, every k.
+int64_t ValuesChecked(const Plan& plan, std::span<const int64_t> readback_rows);
+
+// The GPU's judge found no wrong value in any rank's read-back rows: then
+// every capturing rank copied exactly the model's rows, and when the host
+// SUT claims exactly those rows the decode is known without reading the
+// rows back. nullopt: read back and Decode (a claim that differs from the
+// model may still win a tie between equal fills).
+std::optional<std::vector<RowRuns>> CapturedWhenAllRight(const Case& c, const Plan& plan,
+                                                         const sut::Observation& host,
+                                                         std::span<const int64_t> readback_rows);
+
+// The GPU observation (host SUT's branches, the plan's router rows and
+// replay-buffer errors, the decoded captures) judged like the host's; a
+// wrong value the observation cannot show still fails the case. `devices`:
+// each rank's GPU, for the replay error's wording.
+GpuCaseResult AssembleResult(const Case& c, const Plan& plan, const sut::Observation& host,
+                             Decoded decoded, std::span<const int> devices);
+
 }  // namespace r3::gpu
 
 #endif  // R3_GPU_DECODE_H_

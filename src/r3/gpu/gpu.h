@@ -55,6 +55,10 @@ struct GpuOptions {
   bool graph = false;        // capture the step as a CUDA graph and replay it
   int graph_replays = 3;     // replays per graph, each with its own fill seed
   int64_t memory_limit = int64_t{16} << 30;  // bytes per device for one batch
+  // A step (collectives included) that has not finished after this long is
+  // a hang: the communicators are aborted and the batch throws GpuError.
+  int64_t timeout_ms = 60'000;
+  int host_threads = 0;      // host SUT, plans and verdicts; 0: one per core
 };
 
 // The first value that differs from what the model says the capturer buffer
@@ -98,7 +102,9 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  // Runs the cases as one batch: all work is queued, then synchronised once.
+  // Runs the cases in as few batches as fit the memory limit: each batch is
+  // one step on the GPUs, judged there; only a case with a wrong value is
+  // read back and decoded on the host.
   std::vector<GpuCaseResult> RunBatch(std::span<const Case> cases);
   GpuCaseResult Run(const Case& c);
 

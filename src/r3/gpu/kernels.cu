@@ -9,127 +9,175 @@ namespace r3::gpu {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 132 * 16;  // 16 blocks per H200 SM
 
 unsigned Blocks(int64_t work) {
   const int64_t blocks = (work + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 132 * 16));
+  return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, kMaxBlocks));
 }
 
-__global__ void FillKernel(int32_t* full, int64_t rows, int64_t real_rows, int64_t top_k,
-                           int64_t dp, const uint64_t* seed, int64_t id_space) {
-  const uint64_t s = *seed;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < rows * top_k;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t row = i / top_k;
-    full[i] = row < real_rows ? FillValue(s, dp, row, i % top_k, id_space) : kPoison;
-  }
+// blockIdx.y walks the tasks, blockIdx.x the task's elements: many small
+// tasks share the machine, one big task still gets many blocks.
+dim3 TaskGrid(int64_t count, int64_t max_work) {
+  const int64_t tasks = std::min<int64_t>(count, 65535);
+  const int64_t per_task = std::max<int64_t>(4, kMaxBlocks * 2 / tasks);
+  return dim3(std::min<unsigned>(Blocks(max_work), static_cast<unsigned>(per_task)),
+              static_cast<unsigned>(tasks));
 }
 
-__global__ void SetKernel(int32_t* data, int64_t count, int32_t value) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    data[i] = value;
-  }
-}
+#define R3_TASK_LOOP(task, count) for (int64_t task = blockIdx.y; task < (count); task += gridDim.y)
+#define R3_ELEMENT_LOOP(i, work)                                                   \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (work); \
+       i += int64_t{gridDim.x} * blockDim.x)
 
-__global__ void CopySegmentsKernel(const CopySegment* segments, int64_t count) {
-  for (int64_t s = blockIdx.y; s < count; s += gridDim.y) {
-    const CopySegment seg = segments[s];
-    for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < seg.units;
-         i += int64_t{gridDim.x} * blockDim.x) {
-      seg.dst[i] = seg.src[i];
+__global__ void FillKernel(const FillTask* tasks, int64_t count, const uint64_t* seeds) {
+  R3_TASK_LOOP(t, count) {
+    const FillTask task = tasks[t];
+    const uint64_t seed = seeds[task.seed_index];
+    R3_ELEMENT_LOOP(i, task.rows * task.top_k) {
+      const int64_t row = i / task.top_k;
+      task.full[i] = row < task.real_rows
+                         ? FillValue(seed, task.dp, row, i % task.top_k, task.id_space)
+                         : kPoison;
     }
   }
 }
 
-__global__ void ReplayWriteKernel(const int32_t* topk, int64_t count, int16_t* replay) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    replay[i] = static_cast<int16_t>(topk[i]);
+__global__ void SetKernel(const SetTask* tasks, int64_t count) {
+  R3_TASK_LOOP(t, count) {
+    const SetTask task = tasks[t];
+    R3_ELEMENT_LOOP(i, task.count) task.data[i] = kUnwritten;
   }
 }
 
-template <typename Src>
-__global__ void CaptureKernel(const Src* src, int64_t rows, int64_t top_k, int32_t* capturer,
-                              int64_t row_stride, int64_t layer_offset) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < rows * top_k;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t row = i / top_k;
-    capturer[row * row_stride + layer_offset + i % top_k] = static_cast<int32_t>(src[i]);
+__global__ void CopySegmentsKernel(const CopySegment* segments, int64_t count) {
+  R3_TASK_LOOP(s, count) {
+    const CopySegment seg = segments[s];
+    R3_ELEMENT_LOOP(i, seg.units) seg.dst[i] = seg.src[i];
   }
 }
 
-// The same copy, four values per thread (8- or 16-byte loads, 16-byte
-// stores) with 32-bit index math: top_k % 4 == 0 keeps every group of four
-// inside one row and every access aligned.
-template <typename Src>
-__global__ void CaptureKernelVec4(const Src* src, uint32_t groups, uint32_t groups_per_row,
-                                  int32_t* capturer, int64_t row_stride, int64_t layer_offset) {
-  using Load = std::conditional_t<sizeof(Src) == 2, short4, int4>;
-  for (uint32_t g = blockIdx.x * blockDim.x + threadIdx.x; g < groups;
-       g += gridDim.x * blockDim.x) {
-    const uint32_t row = g / groups_per_row;
-    const uint32_t col = (g - row * groups_per_row) * 4;
-    const Load v = reinterpret_cast<const Load*>(src)[g];
-    reinterpret_cast<int4*>(capturer + row * row_stride + layer_offset + col)[0] =
-        make_int4(v.x, v.y, v.z, v.w);
+__global__ void ReplayWriteKernel(const ReplayTask* tasks, int64_t count) {
+  R3_TASK_LOOP(t, count) {
+    const ReplayTask task = tasks[t];
+    R3_ELEMENT_LOOP(i, task.count) task.replay[i] = static_cast<int16_t>(task.topk[i]);
   }
 }
 
+// One capture copy, by the threads [first, first + stride*k) of a launch.
+// With top_k % 4 == 0 every group of four values stays inside one row and
+// every access is aligned: 8- or 16-byte loads, 16-byte stores, 32-bit
+// index math.
 template <typename Src>
-void Capture(const Src* src, int64_t start, int64_t rows, int64_t top_k, int32_t* capturer,
-             int64_t num_layers, int64_t layer, bool layer_stride_bug, cudaStream_t stream) {
-  if (rows <= 0) return;
-  const int64_t stride = layer_stride_bug ? top_k : num_layers * top_k;
-  const int64_t count = rows * top_k;
-  if (top_k % 4 == 0 && count / 4 < (int64_t{1} << 31)) {
-    CaptureKernelVec4<<<Blocks(count / 4), kThreads, 0, stream>>>(
-        src + start * top_k, static_cast<uint32_t>(count / 4),
-        static_cast<uint32_t>(top_k / 4), capturer, stride, layer * top_k);
+__device__ void CaptureCopy(const CaptureTask& task, int64_t first, int64_t stride) {
+  const Src* src = static_cast<const Src*>(task.src);
+  const int64_t row_stride =
+      (task.bugs & kLayerStrideBug) ? task.top_k : task.num_layers * task.top_k;
+  int32_t* out = task.capturer + task.layer * task.top_k;
+  const int64_t rows = (task.bugs & kTailRowsBug) ? task.rows / 4 * 4 : task.rows;
+  const int64_t count = rows * task.top_k;
+  if (task.top_k % 4 == 0 && count / 4 < (int64_t{1} << 31)) {
+    using Load = std::conditional_t<sizeof(Src) == 2, short4, int4>;
+    const uint32_t groups_per_row = static_cast<uint32_t>(task.top_k / 4);
+    const uint32_t groups =
+        static_cast<uint32_t>((task.bugs & kVecGroupsBug) ? rows : count / 4);
+    for (uint32_t g = static_cast<uint32_t>(first); g < groups;
+         g += static_cast<uint32_t>(stride)) {
+      const uint32_t row = g / groups_per_row;
+      const uint32_t col = (g - row * groups_per_row) * 4;
+      const Load v = reinterpret_cast<const Load*>(src)[g];
+      reinterpret_cast<int4*>(out + row * row_stride + col)[0] = make_int4(v.x, v.y, v.z, v.w);
+    }
     return;
   }
-  CaptureKernel<<<Blocks(rows * top_k), kThreads, 0, stream>>>(src + start * top_k, rows, top_k,
-                                                                 capturer, stride, layer * top_k);
+  for (int64_t i = first; i < count; i += stride) {
+    const int64_t row = i / task.top_k;
+    out[row * row_stride + i % task.top_k] = static_cast<int32_t>(src[i]);
+  }
+}
+
+__device__ void CaptureOne(const CaptureTask& task, int64_t first, int64_t stride) {
+  if (task.src_bytes == 2) {
+    CaptureCopy<int16_t>(task, first, stride);
+  } else {
+    CaptureCopy<int32_t>(task, first, stride);
+  }
+}
+
+__global__ void CaptureKernel(const CaptureTask* tasks, int64_t count) {
+  R3_TASK_LOOP(t, count) {
+    CaptureOne(tasks[t], blockIdx.x * int64_t{blockDim.x} + threadIdx.x,
+               int64_t{gridDim.x} * blockDim.x);
+  }
+}
+
+__global__ void CaptureSingleKernel(CaptureTask task) {
+  CaptureOne(task, blockIdx.x * int64_t{blockDim.x} + threadIdx.x,
+             int64_t{gridDim.x} * blockDim.x);
+}
+
+// Mismatches are rare on the pass path: one atomic per thread that saw any.
+__global__ void JudgeKernel(const JudgeTask* tasks, int64_t count, const uint64_t* seeds,
+                            unsigned long long* counters) {
+  R3_TASK_LOOP(t, count) {
+    const JudgeTask task = tasks[t];
+    const uint64_t seed = seeds[task.seed_index];
+    const int64_t row_values = task.num_layers * task.top_k;
+    unsigned long long wrong = 0;
+    R3_ELEMENT_LOOP(i, task.rows * row_values) {
+      const int64_t row = i / row_values;
+      const int64_t in_row = i - row * row_values;
+      const int64_t layer = in_row / task.top_k;
+      const int32_t expected =
+          (layer == task.layer && row < task.model_rows)
+              ? FillValue(seed, task.dp, row, in_row - layer * task.top_k, task.id_space)
+              : kUnwritten;
+      wrong += task.capturer[i] != expected ? 1 : 0;
+    }
+    if (wrong > 0) atomicAdd(&counters[task.counter_index], wrong);
+  }
 }
 
 }  // namespace
 
-void LaunchFill(int32_t* full, int64_t rows, int64_t real_rows, int64_t top_k, int64_t dp,
-                const uint64_t* seed, int64_t id_space, cudaStream_t stream) {
-  if (rows <= 0) return;
-  FillKernel<<<Blocks(rows * top_k), kThreads, 0, stream>>>(full, rows, real_rows, top_k, dp,
-                                                            seed, id_space);
+void LaunchFills(const FillTask* tasks, int64_t count, int64_t max_work, const uint64_t* seeds,
+                 cudaStream_t stream) {
+  if (count <= 0 || max_work <= 0) return;
+  FillKernel<<<TaskGrid(count, max_work), kThreads, 0, stream>>>(tasks, count, seeds);
 }
 
-void LaunchSet(int32_t* data, int64_t count, int32_t value, cudaStream_t stream) {
-  if (count <= 0) return;
-  SetKernel<<<Blocks(count), kThreads, 0, stream>>>(data, count, value);
+void LaunchSets(const SetTask* tasks, int64_t count, int64_t max_work, cudaStream_t stream) {
+  if (count <= 0 || max_work <= 0) return;
+  SetKernel<<<TaskGrid(count, max_work), kThreads, 0, stream>>>(tasks, count);
 }
 
 void LaunchCopySegments(const CopySegment* segments, int64_t count, int64_t max_units,
                         cudaStream_t stream) {
   if (count <= 0 || max_units <= 0) return;
-  const dim3 grid(std::min<unsigned>(Blocks(max_units), 64),
-                  static_cast<unsigned>(std::min<int64_t>(count, 65535)));
-  CopySegmentsKernel<<<grid, kThreads, 0, stream>>>(segments, count);
+  CopySegmentsKernel<<<TaskGrid(count, max_units), kThreads, 0, stream>>>(segments, count);
 }
 
-void LaunchReplayWrite(const int32_t* topk, int64_t rows, int64_t top_k, int16_t* replay,
-                       cudaStream_t stream) {
-  if (rows <= 0) return;
-  ReplayWriteKernel<<<Blocks(rows * top_k), kThreads, 0, stream>>>(topk, rows * top_k, replay);
+void LaunchReplayWrites(const ReplayTask* tasks, int64_t count, int64_t max_work,
+                        cudaStream_t stream) {
+  if (count <= 0 || max_work <= 0) return;
+  ReplayWriteKernel<<<TaskGrid(count, max_work), kThreads, 0, stream>>>(tasks, count);
 }
 
-void LaunchCapture(const int16_t* src, int64_t start, int64_t rows, int64_t top_k,
-                   int32_t* capturer, int64_t num_layers, int64_t layer, bool layer_stride_bug,
-                   cudaStream_t stream) {
-  Capture(src, start, rows, top_k, capturer, num_layers, layer, layer_stride_bug, stream);
+void LaunchCaptures(const CaptureTask* tasks, int64_t count, int64_t max_work,
+                    cudaStream_t stream) {
+  if (count <= 0 || max_work <= 0) return;
+  CaptureKernel<<<TaskGrid(count, max_work), kThreads, 0, stream>>>(tasks, count);
 }
 
-void LaunchCapture(const int32_t* src, int64_t start, int64_t rows, int64_t top_k,
-                   int32_t* capturer, int64_t num_layers, int64_t layer, bool layer_stride_bug,
-                   cudaStream_t stream) {
-  Capture(src, start, rows, top_k, capturer, num_layers, layer, layer_stride_bug, stream);
+void LaunchJudges(const JudgeTask* tasks, int64_t count, int64_t max_work, const uint64_t* seeds,
+                  unsigned long long* counters, cudaStream_t stream) {
+  if (count <= 0 || max_work <= 0) return;
+  JudgeKernel<<<TaskGrid(count, max_work), kThreads, 0, stream>>>(tasks, count, seeds, counters);
+}
+
+void LaunchCapture(const CaptureTask& task, cudaStream_t stream) {
+  if (task.rows <= 0) return;
+  CaptureSingleKernel<<<Blocks(task.rows * task.top_k), kThreads, 0, stream>>>(task);
 }
 
 }  // namespace r3::gpu

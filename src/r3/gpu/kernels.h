@@ -1,4 +1,8 @@
 // The CUDA kernels of the capture path. Included by .cu files only.
+//
+// Every phase of a step is one launch over a table of tasks (blockIdx.y
+// picks the task), so a batch of thousands of small cases costs a handful
+// of launches, not a handful per rank.
 #ifndef R3_GPU_KERNELS_H_
 #define R3_GPU_KERNELS_H_
 
@@ -15,32 +19,86 @@ struct CopySegment {
   int64_t units = 0;
 };
 
-// full[(rows, K)]: row r < real_rows gets FillValue(*seed, dp, r, k); the rest
-// (SP padding) gets kPoison.
-void LaunchFill(int32_t* full, int64_t rows, int64_t real_rows, int64_t top_k, int64_t dp,
-                const uint64_t* seed, int64_t id_space, cudaStream_t stream);
+// full[(rows, top_k)]: row r < real_rows gets FillValue(seeds[seed_index], dp,
+// r, k); the rest (SP padding) gets kPoison.
+struct FillTask {
+  int32_t* full = nullptr;
+  int64_t rows = 0;
+  int64_t real_rows = 0;
+  int64_t top_k = 0;
+  int64_t dp = 0;
+  int64_t id_space = 1;
+  int64_t seed_index = 0;
+};
 
-// data[0, count) = value.
-void LaunchSet(int32_t* data, int64_t count, int32_t value, cudaStream_t stream);
+// data[0, count) = kUnwritten.
+struct SetTask {
+  int32_t* data = nullptr;
+  int64_t count = 0;
+};
 
-// Every segment of `segments` (device memory), in one launch: the emulated
-// all-gathers.
+// The monolithic MoE kernel's replay output, stood in: replay = int16(topk).
+struct ReplayTask {
+  const int32_t* topk = nullptr;
+  int16_t* replay = nullptr;
+  int64_t count = 0;
+};
+
+// Seeded data-movement bugs of the capture copy (the GPU-only mutants).
+enum CaptureBug : int32_t {
+  kNoCaptureBug = 0,
+  kLayerStrideBug = 1,  // row stride top_k instead of num_layers * top_k
+  kVecGroupsBug = 2,    // vectorised copy: one 4-wide group per row, not top_k / 4
+  kTailRowsBug = 4,     // rows copied in tiles of 4; the last partial tile is lost
+};
+
+// capture(): capturer[i, layer, :] = src[i, :] for i in [0, rows), widened to
+// int32 (src already points at the slice's first row).
+struct CaptureTask {
+  const void* src = nullptr;
+  int32_t* capturer = nullptr;
+  int64_t rows = 0;
+  int64_t top_k = 0;
+  int64_t num_layers = 0;
+  int64_t layer = 0;
+  int32_t src_bytes = 4;  // 2: the int16 replay buffer, 4: topk_ids
+  int32_t bugs = kNoCaptureBug;
+};
+
+// The judge: counts the values of capturer[(rows, num_layers, top_k)] that
+// differ from the model's expectation, FillValue(seed, dp, row, k) at the
+// capture layer for row < model_rows and kUnwritten everywhere else, into
+// counters[counter_index].
+struct JudgeTask {
+  const int32_t* capturer = nullptr;
+  int64_t rows = 0;
+  int64_t num_layers = 0;
+  int64_t top_k = 0;
+  int64_t layer = 0;
+  int64_t model_rows = 0;
+  int64_t dp = 0;
+  int64_t id_space = 1;
+  int64_t seed_index = 0;
+  int64_t counter_index = 0;
+};
+
+// Each Launch* runs `count` tasks of a device-resident table; max_work is
+// the largest task's element count (it sizes the grid).
+void LaunchFills(const FillTask* tasks, int64_t count, int64_t max_work, const uint64_t* seeds,
+                 cudaStream_t stream);
+void LaunchSets(const SetTask* tasks, int64_t count, int64_t max_work, cudaStream_t stream);
 void LaunchCopySegments(const CopySegment* segments, int64_t count, int64_t max_units,
                         cudaStream_t stream);
+void LaunchReplayWrites(const ReplayTask* tasks, int64_t count, int64_t max_work,
+                        cudaStream_t stream);
+void LaunchCaptures(const CaptureTask* tasks, int64_t count, int64_t max_work,
+                    cudaStream_t stream);
+void LaunchJudges(const JudgeTask* tasks, int64_t count, int64_t max_work, const uint64_t* seeds,
+                  unsigned long long* counters, cudaStream_t stream);
 
-// The monolithic MoE kernel's replay output, stood in: one int16 row per
-// input row of topk_ids.
-void LaunchReplayWrite(const int32_t* topk, int64_t rows, int64_t top_k, int16_t* replay,
-                       cudaStream_t stream);
-
-// capture(): capturer[i, layer, :] = src[start + i, :] for i in [0, rows),
-// widened to int32. layer_stride_bug uses top_k as the row stride (mutant).
-void LaunchCapture(const int16_t* src, int64_t start, int64_t rows, int64_t top_k,
-                   int32_t* capturer, int64_t num_layers, int64_t layer, bool layer_stride_bug,
-                   cudaStream_t stream);
-void LaunchCapture(const int32_t* src, int64_t start, int64_t rows, int64_t top_k,
-                   int32_t* capturer, int64_t num_layers, int64_t layer, bool layer_stride_bug,
-                   cudaStream_t stream);
+// One capture copy on its own (the benchmark's bandwidth figure): the same
+// device code as LaunchCaptures, for a task held in host memory.
+void LaunchCapture(const CaptureTask& task, cudaStream_t stream);
 
 }  // namespace r3::gpu
 

@@ -46,6 +46,9 @@ Plan BuildPlan(const Case& c, const sut::Observation& host, const sut::MutantSet
   plan.id_space = FillIdSpace(cfg.num_experts);
   plan.layer = static_cast<int64_t>(seed % static_cast<uint64_t>(cfg.num_layers));
   plan.layer_stride_bug = mutants.has(Mutant::kGpuLayerStride);
+  plan.vec_groups_bug = mutants.has(Mutant::kGpuVecGroups);
+  plan.tail_rows_bug = mutants.has(Mutant::kGpuTailRows);
+  plan.skipped_collective = mutants.has(Mutant::kGpuSkippedCollective);
 
   // Each rank's own rows and its dispatch all-gather come from the SUT
   // layer's plan, so every dispatch mutant holds here too.

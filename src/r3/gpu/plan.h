@@ -47,7 +47,12 @@ struct Plan {
   int64_t replay_rows = 0;
   int64_t id_space = 0;
   int64_t layer = 0;          // the MoE layer whose capture is checked
+  // GPU-only mutants: seeded data-movement bugs of the kernels and the
+  // collectives.
   bool layer_stride_bug = false;
+  bool vec_groups_bug = false;
+  bool tail_rows_bug = false;
+  bool skipped_collective = false;
   std::vector<RankPlan> ranks;      // index d*T + t
   std::vector<GatherPlan> gathers;  // dispatch groups
   std::vector<GatherPlan> tp_gathers;  // per DP rank whose TP ranks all gather

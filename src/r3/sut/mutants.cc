@@ -45,6 +45,18 @@ constexpr std::array<MutantInfo, static_cast<size_t>(Mutant::kCount)> kCatalogue
      "GPU capture copy uses top_k instead of num_layers*top_k as the row stride", false, true},
     {Mutant::kGpuGatherReversed, "gpu-gather-reversed",
      "GPU all-gather places group members in reverse rank order", false, true},
+    // Real-model shapes: invisible at top_k 4 and at row counts that are
+    // multiples of 4, the shapes small generators draw.
+    {Mutant::kGpuVecGroups, "gpu-vec-groups",
+     "the vectorised GPU capture copies one 4-wide group per row instead of top_k/4 (right only "
+     "for top_k 4)",
+     false, true},
+    {Mutant::kGpuTailRows, "gpu-tail-rows",
+     "the GPU capture copies rows in tiles of 4 and drops the last partial tile", false, true},
+    {Mutant::kGpuSkippedCollective, "gpu-skipped-collective",
+     "the last member of each GPU all-gather group skips the collective (on separate GPUs its "
+     "peers wait forever)",
+     false, true},
 }};
 
 }  // namespace

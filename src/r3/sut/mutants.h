@@ -28,6 +28,9 @@ enum class Mutant {
   // Data-movement mistakes only the GPU path can show.
   kGpuLayerStride,
   kGpuGatherReversed,
+  kGpuVecGroups,
+  kGpuTailRows,
+  kGpuSkippedCollective,
   kCount,
 };
 
