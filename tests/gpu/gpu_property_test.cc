@@ -45,6 +45,8 @@ struct Shape {
   bool informative = false;  // fills that tell rows apart (>= 256 ids, top_k >= 2)
   bool naive_only = false;
   int64_t min_layers = 1;
+  // The shapes of the models people run (GenRealModelCase).
+  bool real_model = false;
 };
 
 // Small legal cases of every shape vLLM produces: eager ragged, CUDA-graph
@@ -63,9 +65,17 @@ rc::Gen<Case> GenCase(Shape shape) {
     cfg.max_num_batched_tokens = *rc::gen::inRange<int64_t>(1, 48);
     cfg.num_experts = informative ? *rc::gen::element<int64_t>(256, 4096, 32768)
                                   : *rc::gen::element<int64_t>(1, 8, 256, 40000);
-    cfg.top_k = *rc::gen::inRange<int64_t>(informative ? 2 : 1,
-                                           std::min<int64_t>(cfg.num_experts, 5) + 1);
-    cfg.num_layers = *rc::gen::inRange<int64_t>(shape.min_layers, 4);
+    if (shape.real_model) {
+      cfg.top_k = *rc::gen::weightedOneOf<int64_t>(
+          {{3, rc::gen::just<int64_t>(8)}, {2, rc::gen::inRange<int64_t>(1, 17)}});
+      cfg.num_layers = *rc::gen::weightedOneOf<int64_t>(
+          {{1, rc::gen::just<int64_t>(1)}, {2, rc::gen::inRange<int64_t>(2, 40)},
+           {4, rc::gen::inRange<int64_t>(40, 91)}, {2, rc::gen::inRange<int64_t>(91, 129)}});
+    } else {
+      cfg.top_k = *rc::gen::inRange<int64_t>(informative ? 2 : 1,
+                                             std::min<int64_t>(cfg.num_experts, 5) + 1);
+      cfg.num_layers = *rc::gen::inRange<int64_t>(shape.min_layers, 4);
+    }
     const int64_t m = cfg.max_num_batched_tokens;
     const bool graph = *rc::gen::arbitrary<bool>();
     const int64_t size = *rc::gen::inRange<int64_t>(0, m + 1);
@@ -85,35 +95,11 @@ rc::Gen<Case> GenCase(Shape shape) {
 // today's MoE models; and captures of any row count, not only multiples of
 // the vector width. Fills always tell rows apart.
 rc::Gen<Case> GenRealModelCase() {
-  // Sizes stay at 100: RapidCheck's inRange favours small values at small
+  // Size 100 throughout: RapidCheck's inRange favours small values at small
   // sizes, and real models are not small. Shrinking still reaches the
   // smallest case.
-  return rc::gen::resize(100, rc::gen::exec([] {
-    Case c;
-    Config& cfg = c.config;
-    cfg.dp = *rc::gen::inRange<int64_t>(1, 4);
-    cfg.tp = *rc::gen::inRange<int64_t>(1, 3);
-    cfg.ep = *rc::gen::arbitrary<bool>();
-    cfg.dispatch = *rc::gen::element(Dispatch::kNaive, Dispatch::kInternal);
-    cfg.sp = *rc::gen::element(SpMode::kAuto, SpMode::kOff);
-    cfg.max_num_batched_tokens = *rc::gen::inRange<int64_t>(1, 48);
-    cfg.num_experts = *rc::gen::element<int64_t>(256, 4096, 32768);
-    cfg.top_k = *rc::gen::weightedOneOf<int64_t>(
-        {{3, rc::gen::just<int64_t>(8)}, {2, rc::gen::inRange<int64_t>(1, 17)}});
-    cfg.num_layers = *rc::gen::weightedOneOf<int64_t>(
-        {{1, rc::gen::just<int64_t>(1)}, {2, rc::gen::inRange<int64_t>(2, 40)},
-         {4, rc::gen::inRange<int64_t>(40, 91)}, {2, rc::gen::inRange<int64_t>(91, 129)}});
-    const int64_t m = cfg.max_num_batched_tokens;
-    const bool graph = *rc::gen::arbitrary<bool>();
-    const int64_t size = *rc::gen::inRange<int64_t>(0, m + 1);
-    for (int64_t d = 0; d < cfg.dp; ++d) {
-      const int64_t real = *rc::gen::inRange<int64_t>(0, (graph ? size : m) + 1);
-      c.step.tokens.push_back(real);
-      c.step.padded.push_back(graph ? size : real);
-    }
-    RC_PRE(ValidateCase(c).field.empty());
-    return c;
-  }));
+  return rc::gen::resize(
+      100, GenCase({.max_dp = 3, .max_tp = 2, .informative = true, .real_model = true}));
 }
 
 // The shape classes a kernel path depends on, and the rows the host SUT
