@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Mutation testing of r3check's own code (docs/mutation.md).
 
-Generates source mutants of src/r3/{case,model,sut,check,minimize}, src/cli and
-the fuzz targets' checking code, applies one at a time to a scratch copy of
+Generates source mutants of src/r3/{case,model,sut,check,minimize}, src/cli,
+the fuzz targets' checking code and the GPU path's host side (plan, decode), applies one at a time to a scratch copy of
 the repository (.mutate/work, one Meson build dir configured once with
 -Dgpu=disabled), rebuilds incrementally, runs the CI suites (unit, e2e,
 properties, fuzz-replay) and `r3check verify --cases 2000` until one fails, and
@@ -50,7 +50,9 @@ FILE_LIST = None  # --file-list: the tree's files when there is no git checkout
 
 # Folders (or single files) that are mutated; the report groups by these.
 SCOPES = ['src/r3/case', 'src/r3/model', 'src/r3/sut', 'src/r3/check', 'src/r3/minimize',
-          'src/cli', 'fuzz/fuzz_sut.cc', 'fuzz/layout_target.cc']
+          'src/cli', 'fuzz/fuzz_sut.cc', 'fuzz/layout_target.cc',
+          # The GPU path's host side: built and tested by every build.
+          'src/r3/gpu/plan.cc', 'src/r3/gpu/decode.cc', 'src/r3/gpu/gpu.cc']
 SUITES = ['unit', 'e2e', 'properties', 'fuzz-replay', 'engine']
 VERIFY = 'verify-2000'  # the pseudo test `r3check verify --cases 2000`
 # Macros never defined in the mutation build (-Dgpu=disabled): code under
@@ -69,6 +71,9 @@ PREFERRED = {
     'src/cli': ['cli_e2e_test', VERIFY, 'minimize_e2e_test'],
     'fuzz/fuzz_sut.cc': ['case_mutator_test'],
     'fuzz/layout_target.cc': ['replay_layout_seeds'],
+    'src/r3/gpu/plan.cc': ['gpu_plan_decode_test'],
+    'src/r3/gpu/decode.cc': ['gpu_plan_decode_test'],
+    'src/r3/gpu/gpu.cc': ['gpu_plan_decode_test'],
 }
 SUITE_ORDER = ['unit', VERIFY, 'e2e', 'properties', 'fuzz-replay']
 
