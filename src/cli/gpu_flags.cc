@@ -61,16 +61,6 @@ GpuChecker::GpuChecker(const GpuFlags& flags, const sut::SutOptions& options)
 
 GpuChecker::~GpuChecker() = default;
 
-check::CaseResult GpuChecker::Check(const Case& c, std::string* summary) {
-  try {
-    gpu::GpuCaseResult r = impl_->runner->Run(c);
-    if (summary != nullptr) *summary = r.Summary();
-    return std::move(r.result);
-  } catch (const gpu::GpuError& e) {
-    throw UsageError(std::string("--gpu: ") + e.what());
-  }
-}
-
 std::vector<check::CaseResult> GpuChecker::CheckBatch(std::span<const Case> cases,
                                                       std::vector<std::string>* summaries) {
   try {
@@ -96,7 +86,6 @@ GpuChecker::GpuChecker(const GpuFlags&, const sut::SutOptions&) {
 
 GpuChecker::~GpuChecker() = default;
 
-check::CaseResult GpuChecker::Check(const Case&, std::string*) { return {}; }
 std::vector<check::CaseResult> GpuChecker::CheckBatch(std::span<const Case>,
                                                       std::vector<std::string>*) {
   return {};

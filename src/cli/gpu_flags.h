@@ -35,9 +35,8 @@ class GpuChecker {
   GpuChecker(const GpuFlags& flags, const sut::SutOptions& options);
   ~GpuChecker();
 
-  // The judged GPU observation; `summary` gets the GPU's one-line account.
-  check::CaseResult Check(const Case& c, std::string* summary);
-  // The cases as batches on the GPU(s); `summaries` gets one line per case.
+  // The judged GPU observations of the cases, run as batches on the GPU(s);
+  // `summaries` gets the GPU's one-line account of each case.
   std::vector<check::CaseResult> CheckBatch(std::span<const Case> cases,
                                             std::vector<std::string>* summaries);
 
