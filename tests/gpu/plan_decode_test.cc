@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "r3/case/case_format.h"
+#include "r3/check/known_findings.h"
 #include "r3/gpu/decode.h"
 #include "r3/gpu/fill.h"
 #include "r3/gpu/gpu.h"
@@ -42,7 +43,19 @@ TEST(PlanTest, SpecExampleGathersTheEpGroupRaggedInRankOrder) {
   EXPECT_EQ(g.sizes, (std::vector<int64_t>{3, 3, 2, 2}));
   EXPECT_EQ(g.offsets, (std::vector<int64_t>{0, 3, 6, 8}));
   EXPECT_FALSE(g.equal_sizes);  // grouped broadcasts, as vLLM's all_gatherv
+  EXPECT_EQ(g.total, 10);
   for (const RankPlan& r : plan.ranks) EXPECT_EQ(r.n, 10);
+  // Rank index d*T + t; every rank joins the one EP gather; no sp-tp-gather.
+  ASSERT_EQ(plan.ranks.size(), 4u);
+  for (size_t i = 0; i < plan.ranks.size(); ++i) {
+    EXPECT_EQ(plan.ranks[i].dp, static_cast<int64_t>(i / 2)) << i;
+    EXPECT_EQ(plan.ranks[i].tp, static_cast<int64_t>(i % 2)) << i;
+    EXPECT_EQ(plan.ranks[i].group, 0) << i;
+    EXPECT_TRUE(plan.ranks[i].capture) << i;
+    EXPECT_FALSE(plan.ranks[i].tp_gather) << i;
+    EXPECT_TRUE(plan.ranks[i].error.empty()) << plan.ranks[i].error;
+  }
+  EXPECT_TRUE(plan.tp_gathers.empty());
   // DP0 keeps [0, 5), DP1 [6, 9): spec section 7.
   EXPECT_EQ(plan.ranks[0].capture_start, 0);
   EXPECT_EQ(plan.ranks[0].capture_end, 5);
@@ -57,6 +70,68 @@ TEST(PlanTest, SpecExampleGathersTheEpGroupRaggedInRankOrder) {
 TEST(PlanTest, ReversedGatherMutantLaysMembersOutLastToFirst) {
   const Plan plan = PlanFor(SpecEager(), sut::MutantSet(sut::Mutant::kGpuGatherReversed));
   EXPECT_EQ(plan.gathers[0].offsets, (std::vector<int64_t>{7, 4, 2, 0}));
+  EXPECT_EQ(plan.gathers[0].total, 10);
+}
+
+// Equal sizes would be one ncclAllGather, which cannot lay members out in
+// reverse: the reversed mutant always uses grouped broadcasts.
+TEST(PlanTest, ReversedGatherOfEqualSizesUsesBroadcasts) {
+  const Case c = ParseCase(
+      "r3case 1\ndp 2\ntp 1\nep on\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
+      "top_k 4\nnum_experts 256\nnum_layers 2\ntokens 5 3\npadded 8 8\n",
+      "test");
+  const Plan plan = PlanFor(c, sut::MutantSet(sut::Mutant::kGpuGatherReversed));
+  ASSERT_EQ(plan.gathers.size(), 1u);
+  EXPECT_FALSE(plan.gathers[0].equal_sizes);
+  EXPECT_EQ(plan.gathers[0].offsets, (std::vector<int64_t>{8, 0}));
+  EXPECT_EQ(plan.gathers[0].total, 16);
+}
+
+// The capture layer is drawn from the fill seed: one seed, one layer, and
+// over seeds every layer of the model is checked.
+TEST(PlanTest, CaptureLayerComesFromTheSeed) {
+  const Case c = Dp2Ragged(/*layers=*/5);
+  const sut::Observation host = sut::RunSut(c, {});
+  std::vector<int> seen(5, 0);
+  for (uint64_t seed = 0; seed < 64; ++seed) {
+    const Plan plan = BuildPlan(c, host, {}, seed);
+    ASSERT_GE(plan.layer, 0);
+    ASSERT_LT(plan.layer, 5);
+    EXPECT_EQ(BuildPlan(c, host, {}, seed).layer, plan.layer);
+    ++seen[static_cast<size_t>(plan.layer)];
+  }
+  for (int l = 0; l < 5; ++l) EXPECT_GT(seen[static_cast<size_t>(l)], 0) << "layer " << l;
+}
+
+// The GPU-only mutants live in the kernels and collectives: the plan is how
+// they get there, each one alone.
+TEST(PlanTest, GpuOnlyMutantsReachTheKernels) {
+  const Case c = SpecEager();
+  const Plan none = PlanFor(c);
+  EXPECT_FALSE(none.layer_stride_bug || none.vec_groups_bug || none.tail_rows_bug ||
+               none.skipped_collective);
+  const Plan stride = PlanFor(c, sut::MutantSet(sut::Mutant::kGpuLayerStride));
+  EXPECT_TRUE(stride.layer_stride_bug);
+  EXPECT_FALSE(stride.vec_groups_bug || stride.tail_rows_bug || stride.skipped_collective);
+  const Plan vec = PlanFor(c, sut::MutantSet(sut::Mutant::kGpuVecGroups));
+  EXPECT_TRUE(vec.vec_groups_bug);
+  EXPECT_FALSE(vec.layer_stride_bug || vec.tail_rows_bug || vec.skipped_collective);
+  const Plan tail = PlanFor(c, sut::MutantSet(sut::Mutant::kGpuTailRows));
+  EXPECT_TRUE(tail.tail_rows_bug);
+  EXPECT_FALSE(tail.layer_stride_bug || tail.vec_groups_bug || tail.skipped_collective);
+  const Plan skipped = PlanFor(c, sut::MutantSet(sut::Mutant::kGpuSkippedCollective));
+  EXPECT_TRUE(skipped.skipped_collective);
+  EXPECT_FALSE(skipped.layer_stride_bug || skipped.vec_groups_bug || skipped.tail_rows_bug);
+}
+
+// The kernel runs when n fits the replay buffer, vLLM's `rows < n` check.
+TEST(PlanTest, ReplayBufferOfExactlyNRowsRunsTheKernel) {
+  const Case c = SpecEager();
+  sut::Observation host = sut::RunSut(c, {});
+  host.replay_rows = 10;  // every rank's router sees 10 rows
+  for (const RankPlan& r : BuildPlan(c, host, {}, CaseSeed(c)).ranks) EXPECT_TRUE(r.replay_ok);
+  host.replay_rows = 9;
+  for (const RankPlan& r : BuildPlan(c, host, {}, CaseSeed(c)).ranks) EXPECT_FALSE(r.replay_ok);
 }
 
 // The GPU plan takes its dispatch from sut::PlanDispatch: every dispatch
@@ -97,13 +172,118 @@ TEST(PlanTest, EqualSizesUseAllGather) {
   EXPECT_EQ(plan.gathers[0].total, 16);
 }
 
+Case InternalSp() {
+  return LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) + "/seeds/tp2-dp2-internal-sp.r3case");
+}
+
 TEST(PlanTest, InternalSpDispatchGathersOverTheTpGroup) {
-  const Case c =
-      LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) + "/seeds/tp2-dp2-internal-sp.r3case");
-  const Plan plan = PlanFor(c);
+  const Plan plan = PlanFor(InternalSp());
   EXPECT_TRUE(plan.gathers.empty());
-  ASSERT_FALSE(plan.tp_gathers.empty());
-  for (const GatherPlan& g : plan.tp_gathers) EXPECT_EQ(g.members.size(), 2u);
+  // N = [5, 3] padded to [6, 4]: each TP rank holds 3 (DP0) or 2 (DP1) rows.
+  ASSERT_EQ(plan.tp_gathers.size(), 2u);
+  EXPECT_EQ(plan.tp_gathers[0].members, (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan.tp_gathers[0].sizes, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(plan.tp_gathers[1].members, (std::vector<int>{2, 3}));
+  EXPECT_EQ(plan.tp_gathers[1].sizes, (std::vector<int64_t>{2, 2}));
+  for (const RankPlan& r : plan.ranks) {
+    EXPECT_TRUE(r.capture);
+    EXPECT_TRUE(r.tp_gather);
+  }
+}
+
+// A TP rank that would all-gather while another of its DP rank does not
+// would hang the collective: that DP rank's gathering ranks capture nothing,
+// and the other DP rank still gathers.
+TEST(PlanTest, ATpGroupWhoseRanksDoNotAllGatherCapturesNothing) {
+  const Case c = InternalSp();
+  const sut::Observation host = sut::RunSut(c, {});
+  for (size_t odd : {1u, 2u}) {  // DP0's TP1, DP1's TP0
+    sut::Observation split = host;
+    ASSERT_EQ(split.ranks[odd].branch, sut::Branch::kSpTpGather);
+    split.ranks[odd].branch = sut::Branch::kLocal;
+    const Plan plan = BuildPlan(c, split, {}, CaseSeed(c));
+    const size_t partner = odd ^ 1u;  // the other TP rank of the same DP rank
+    EXPECT_FALSE(plan.ranks[partner].tp_gather) << odd;
+    EXPECT_FALSE(plan.ranks[partner].capture) << odd;
+    EXPECT_FALSE(plan.ranks[odd].tp_gather) << odd;
+    const size_t other = odd < 2 ? 2 : 0;  // the other DP rank's first TP rank
+    for (size_t i : {other, other + 1}) {
+      EXPECT_TRUE(plan.ranks[i].tp_gather) << odd << " " << i;
+      EXPECT_TRUE(plan.ranks[i].capture) << odd << " " << i;
+    }
+    ASSERT_EQ(plan.tp_gathers.size(), 1u) << odd;
+    EXPECT_EQ(plan.tp_gathers[0].members,
+              (std::vector<int>{static_cast<int>(other), static_cast<int>(other + 1)}));
+  }
+}
+
+// A dispatch the SUT layer cannot carry out (a member holding fewer rows
+// than its size) is every group member's error, and nobody captures.
+// The host SUT's slice is refused before it can become an out-of-bounds
+// access on the device: outside the tensor the capture reads, or longer than
+// the capturer buffer. Bounds themselves are allowed.
+TEST(PlanTest, CaptureSlicesOutsideTheTensorOrTheBufferAreRefused) {
+  // M = 5, N = [5, 3]: naive DP dispatch gathers 8 rows for each rank.
+  const Case c = ParseCase(
+      "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 5\n"
+      "top_k 4\nnum_experts 256\nnum_layers 2\ntokens 5 3\n",
+      "test");
+  const sut::Observation host = sut::RunSut(c, {});
+  {
+    const Plan plan = BuildPlan(c, host, {}, CaseSeed(c));
+    ASSERT_EQ(plan.ranks[0].n, 8);
+    // DP0's [0, 5) fills the 5-row buffer exactly; DP1's [5, 8) ends at n.
+    EXPECT_EQ(plan.ranks[0].capture_start, 0);
+    EXPECT_EQ(plan.ranks[0].capture_end, 5);
+    EXPECT_EQ(plan.ranks[1].capture_start, 5);
+    EXPECT_EQ(plan.ranks[1].capture_end, 8);
+    for (const RankPlan& r : plan.ranks) {
+      EXPECT_TRUE(r.error.empty()) << r.error;
+      EXPECT_TRUE(r.capture);
+    }
+  }
+  struct Slice {
+    int64_t start, end;
+    bool ok;
+  };
+  for (const Slice s : {Slice{-1, 2, false}, Slice{3, 2, false}, Slice{0, 9, false},
+                        Slice{5, 9, false}, Slice{0, 6, false}, Slice{3, 8, true},
+                        Slice{4, 4, true}, Slice{0, 0, true}}) {
+    sut::Observation h = host;
+    h.ranks[1].capture_start = s.start;
+    h.ranks[1].capture_end = s.end;
+    const Plan plan = BuildPlan(c, h, {}, CaseSeed(c));
+    const RankPlan& r = plan.ranks[1];
+    EXPECT_EQ(r.error.empty(), s.ok) << s.start << " " << s.end << ": " << r.error;
+    EXPECT_EQ(r.capture, s.ok) << s.start << " " << s.end;
+    if (!s.ok) {
+      EXPECT_NE(r.error.find("gpu: capture slice"), std::string::npos) << r.error;
+    }
+    EXPECT_TRUE(plan.ranks[0].error.empty()) << plan.ranks[0].error;
+  }
+  // A rank whose capture raised has no slice to check.
+  sut::Observation raised = host;
+  raised.ranks[1].branch = sut::Branch::kError;
+  raised.ranks[1].capture_end = 99;
+  const Plan plan = BuildPlan(c, raised, {}, CaseSeed(c));
+  EXPECT_FALSE(plan.ranks[1].capture);
+  EXPECT_TRUE(plan.ranks[1].error.empty()) << plan.ranks[1].error;
+}
+
+// sp-tp-gather captures from the TP group's gathered tensor, T times the
+// rank's own rows.
+TEST(PlanTest, ATpGatherSliceMayReachTheGatheredRows) {
+  const Case c = InternalSp();
+  const sut::Observation host = sut::RunSut(c, {});
+  sut::Observation h = host;
+  h.ranks[0].capture_start = 0;
+  h.ranks[0].capture_end = 6;  // DP0's 3 rows on each of 2 TP ranks
+  EXPECT_TRUE(BuildPlan(c, h, {}, CaseSeed(c)).ranks[0].error.empty());
+  h.ranks[0].capture_end = 7;
+  const Plan plan = BuildPlan(c, h, {}, CaseSeed(c));
+  EXPECT_FALSE(plan.ranks[0].error.empty());
+  EXPECT_FALSE(plan.ranks[0].capture);
+  EXPECT_FALSE(plan.ranks[0].tp_gather);
 }
 
 // What a correct capture leaves in each rank's capturer read-back.
@@ -176,6 +356,190 @@ TEST(DecodeTest, WrongRowsPoisonAndStrayWritesAreSeen) {
   EXPECT_EQ(d.first_mismatch->got, kPoison);
 }
 
+// Sets DP rank row `row` of a rank's read-back, at the capture layer, to
+// the fill of (dp, token).
+std::vector<int64_t> ReadbackRowsOf(const Case& c, const Plan& plan);
+
+// Values of two read-backs that differ.
+int64_t Differences(const std::vector<std::vector<int32_t>>& a,
+                    const std::vector<std::vector<int32_t>>& b) {
+  int64_t n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    for (size_t j = 0; j < a[i].size(); ++j) n += a[i][j] != b[i][j] ? 1 : 0;
+  }
+  return n;
+}
+
+void PutRow(std::vector<int32_t>& buf, const Plan& plan, uint64_t seed, int64_t row, int64_t dp,
+            int64_t token) {
+  for (int64_t k = 0; k < plan.top_k; ++k) {
+    buf[static_cast<size_t>((row * plan.num_layers + plan.layer) * plan.top_k + k)] =
+        FillValue(seed, dp, token, k, plan.id_space);
+  }
+}
+
+// A row holding another row of the step decodes as that row, wherever it
+// comes from: the same DP rank or another one, token 0 included.
+TEST(DecodeTest, MisplacedRowsDecodeToTheRowsTheyHold) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto bufs = CorrectReadback(c, plan, seed);
+  PutRow(bufs[1], plan, seed, /*row=*/1, /*dp=*/1, /*token=*/0);  // DP1's own row 0 again
+  PutRow(bufs[1], plan, seed, /*row=*/2, /*dp=*/0, /*token=*/2);  // DP0's row of the same index
+  PutRow(bufs[0], plan, seed, /*row=*/3, /*dp=*/1, /*token=*/2);
+  const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+  EXPECT_EQ(d.captured[1], (RowRuns{{1, 0, 1}, {1, 0, 1}, {0, 2, 1}}));
+  EXPECT_EQ(d.captured[0], (RowRuns{{0, 0, 3}, {1, 2, 1}, {0, 4, 1}}));
+  EXPECT_EQ(d.wrong_values, Differences(bufs, CorrectReadback(c, plan, seed)));
+  EXPECT_GT(d.wrong_values, 0);
+}
+
+// A row that differs from every row of the step in one value is no row of
+// the step (padding), whichever value it is.
+TEST(DecodeTest, ARowOffByOneValueIsNoRowOfTheStep) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto bufs = CorrectReadback(c, plan, seed);
+  const int64_t k = plan.top_k;
+  const auto at = [&](int64_t row, int64_t j) {
+    return static_cast<size_t>((row * plan.num_layers + plan.layer) * k + j);
+  };
+  bufs[0][at(3, 0)] = static_cast<int32_t>((bufs[0][at(3, 0)] + 1) % plan.id_space);
+  bufs[0][at(4, k - 1)] = static_cast<int32_t>((bufs[0][at(4, k - 1)] + 1) % plan.id_space);
+  const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+  EXPECT_EQ(d.captured[0], (RowRuns{{0, 0, 3}, {RowRun::kPad, 0, 2}}));
+  EXPECT_EQ(d.wrong_values, 2);
+}
+
+// The fill of token N[dp] (a row past the DP rank's rows, as a capture
+// reading too far would copy) is no row of the step.
+TEST(DecodeTest, ARowPastTheDpRanksRowsIsPadding) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  Plan plan = BuildPlan(c, host, {}, seed);
+  plan.ranks[1].capture_end += 1;  // one row past DP1's 3 rows
+  auto bufs = CorrectReadback(c, plan, seed);
+  PutRow(bufs[1], plan, seed, /*row=*/3, /*dp=*/1, /*token=*/3);
+  const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+  EXPECT_EQ(d.captured[1], (RowRuns{{1, 0, 3}, {RowRun::kPad, 0, 1}}));
+}
+
+// The model's rows are decoded as such even when the host SUT claims others.
+TEST(DecodeTest, TheModelsRowsBeatAWrongClaim) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  sut::Observation host = sut::RunSut(c, {});
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  host.ranks[1].captured = RowRuns{{0, 0, 3}};  // DP1 claims DP0's rows
+  const auto bufs = CorrectReadback(c, plan, seed);
+  const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+  EXPECT_EQ(d.captured[1], (RowRuns{{1, 0, 3}}));
+  EXPECT_EQ(d.wrong_values, 0);
+}
+
+// With one expert every row of the step has the same fill: each captured row
+// is then the host SUT's claim for it, run by run.
+TEST(DecodeTest, EqualFillsAreTheHostsClaim) {
+  const Case c = ParseCase(
+      "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
+      "top_k 1\nnum_experts 1\nnum_layers 2\ntokens 6 4\n",
+      "test");
+  const uint64_t seed = CaseSeed(c);
+  sut::Observation host = sut::RunSut(c, {});
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  ASSERT_EQ(plan.ranks[1].capture_end - plan.ranks[1].capture_start, 4);
+  const RowRuns claim = {{0, 3, 2}, {0, 0, 1}, {RowRun::kPad, 0, 1}};
+  host.ranks[1].captured = claim;
+  const auto bufs = CorrectReadback(c, plan, seed);
+  const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+  // Rows 0-2 are the claimed rows; row 3, claimed as padding, holds DP1's
+  // row 3, the model's.
+  EXPECT_EQ(d.captured[1], (RowRuns{{0, 3, 2}, {0, 0, 1}, {1, 3, 1}}));
+  EXPECT_EQ(d.captured[0], host.ranks[0].captured);
+  EXPECT_EQ(d.wrong_values, 0);
+}
+
+// A rank that does not capture decodes to no rows; its values are checked.
+TEST(DecodeTest, ANonCapturingRankDecodesToNoRows) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  Plan plan = BuildPlan(c, host, {}, seed);
+  const auto bufs = CorrectReadback(c, plan, seed);
+  plan.ranks[0].capture = false;  // its slice [0, 5) stays in the plan
+  const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+  EXPECT_TRUE(d.captured[0].empty());
+  EXPECT_EQ(d.captured[1], host.ranks[1].captured);
+  EXPECT_EQ(d.values_checked, ValuesChecked(plan, ReadbackRowsOf(c, plan)));
+}
+
+// Decode reads the rows it is handed and no more.
+TEST(DecodeTest, OnlyTheRowsReadBackAreDecoded) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto bufs = CorrectReadback(c, plan, seed);
+  bufs[0].resize(static_cast<size_t>(2 * plan.num_layers * plan.top_k));  // DP0: 2 rows of 5
+  std::vector<Readback> view = View(bufs, c, plan);
+  view[0].rows = 2;
+  const Decoded d = Decode(c, plan, host, seed, view);
+  EXPECT_EQ(d.captured[0], (RowRuns{{0, 0, 2}}));
+  EXPECT_EQ(d.captured[1], host.ranks[1].captured);
+  EXPECT_EQ(d.values_checked, (2 + 4) * plan.num_layers * plan.top_k);
+  EXPECT_EQ(d.wrong_values, 0);
+}
+
+// The first mismatch names the rank, TP rank included.
+TEST(DecodeTest, TheFirstMismatchNamesItsRank) {
+  const Case c = SpecEager();
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto bufs = CorrectReadback(c, plan, seed);
+  // DP1 TP1 (rank 3): row 3 is past DP1's 3 rows and must stay unwritten.
+  bufs[3][static_cast<size_t>((3 * plan.num_layers + plan.layer) * plan.top_k + 2)] = 7;
+  const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+  EXPECT_EQ(d.wrong_values, 1);
+  ASSERT_TRUE(d.first_mismatch.has_value());
+  EXPECT_EQ(d.first_mismatch->dp, 1);
+  EXPECT_EQ(d.first_mismatch->tp, 1);
+  EXPECT_EQ(d.first_mismatch->row, 3);
+  EXPECT_EQ(d.first_mismatch->layer, plan.layer);
+  EXPECT_EQ(d.first_mismatch->k, 2);
+  EXPECT_EQ(d.first_mismatch->got, 7);
+  EXPECT_EQ(d.first_mismatch->expected, kUnwritten);
+}
+
+// Every row the judge reads: the DP rank's rows or the capture slice,
+// whichever is longer, and one more, within the capturer buffer.
+TEST(ReadbackRowsTest, TheRanksRowsOrItsSliceAndOneMore) {
+  {
+    const Case c = Dp2Ragged(/*layers=*/3);  // M = 64, N = [5, 3], slices [0, 5) and [5, 8)
+    Plan plan = PlanFor(c);
+    EXPECT_EQ(ReadbackRows(plan, c, 0), 6);
+    EXPECT_EQ(ReadbackRows(plan, c, 1), 4);
+    plan.ranks[1].capture_end = 11;  // a 6-row slice
+    EXPECT_EQ(ReadbackRows(plan, c, 1), 7);
+    plan.ranks[1].capture = false;  // not captured: only the DP rank's rows count
+    EXPECT_EQ(ReadbackRows(plan, c, 1), 4);
+  }
+  {
+    const Case c = ParseCase(
+        "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 5\n"
+        "top_k 4\nnum_experts 256\nnum_layers 2\ntokens 5 3\n",
+        "test");
+    const Plan plan = PlanFor(c);
+    EXPECT_EQ(ReadbackRows(plan, c, 0), 5);  // the whole buffer, no row past it
+    EXPECT_EQ(ReadbackRows(plan, c, 1), 4);
+  }
+}
+
 std::vector<int64_t> ReadbackRowsOf(const Case& c, const Plan& plan) {
   std::vector<int64_t> rows;
   for (size_t i = 0; i < plan.ranks.size(); ++i) rows.push_back(ReadbackRows(plan, c, i));
@@ -189,6 +553,13 @@ std::vector<Case> SeedCases() {
     if (e.path().extension() == ".r3case") cases.push_back(LoadCaseFile(e.path().string()));
   }
   cases.push_back(Dp2Ragged(/*layers=*/3));
+  for (const char* tokens : {"5 1", "0 0"}) {  // a one-row capture; an idle step
+    cases.push_back(ParseCase(std::string("r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\n"
+                                          "sp auto\nmax_num_batched_tokens 64\ntop_k 4\n"
+                                          "num_experts 256\nnum_layers 2\ntokens ") +
+                                  tokens + "\n",
+                              "test"));
+  }
   return cases;
 }
 
@@ -282,6 +653,159 @@ TEST(AssembleResultTest, AnOverfullReplayBufferNamesTheRanksDevice) {
   EXPECT_NE(r.result.observation.ranks[1].replay_error.find("tokens on cuda:1"),
             std::string::npos)
       << r.result.observation.ranks[1].replay_error;
+}
+
+// The GPU observation is what the GPU did: its router rows, its decoded
+// captures, its kernel input; the host SUT's own observation rides along.
+TEST(AssembleResultTest, TheObservationIsTheGpus) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  Plan plan = BuildPlan(c, host, {}, seed);
+  plan.layer = 2;
+  auto bufs = CorrectReadback(c, plan, seed);
+  PutRow(bufs[0], plan, seed, /*row=*/1, /*dp=*/1, /*token=*/1);
+  PutRow(bufs[1], plan, seed, /*row=*/0, /*dp=*/0, /*token=*/2);
+  const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+  ASSERT_NE(d.captured[0], host.ranks[0].captured);
+  ASSERT_NE(d.captured[1], host.ranks[1].captured);
+  sut::Observation claims = host;
+  claims.kernel_rows = 1000;  // whatever the host said, the GPU's kernel saw n
+  const std::vector<int> devices = {1, 0};
+  const GpuCaseResult r = AssembleResult(c, plan, claims, d, devices);
+  for (size_t i = 0; i < plan.ranks.size(); ++i) {
+    EXPECT_EQ(r.result.observation.ranks[i].captured, d.captured[i]) << i;
+    EXPECT_EQ(r.result.observation.ranks[i].n, plan.ranks[i].n) << i;
+    EXPECT_TRUE(r.result.observation.ranks[i].replay_error.empty());
+    EXPECT_EQ(r.host.ranks[i].captured, host.ranks[i].captured) << i;
+  }
+  EXPECT_EQ(r.result.observation.kernel_rows, 8);
+  EXPECT_EQ(r.host.kernel_rows, 1000);
+  EXPECT_EQ(r.layer, 2);
+  EXPECT_EQ(r.steps, 1);
+  EXPECT_EQ(r.values_checked, d.values_checked);
+  EXPECT_EQ(r.wrong_values, d.wrong_values);
+  ASSERT_TRUE(r.first_mismatch.has_value());
+  EXPECT_EQ(r.first_mismatch->dp, d.first_mismatch->dp);
+  EXPECT_EQ(r.first_mismatch->row, d.first_mismatch->row);
+  EXPECT_EQ(r.first_mismatch->k, d.first_mismatch->k);
+  EXPECT_FALSE(r.result.verdict.ok());  // the captured rows are wrong
+  EXPECT_FALSE(r.Passes());
+}
+
+TEST(AssembleResultTest, AnIdleStepHandsTheKernelNoRows) {
+  const Case c = ParseCase(
+      "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
+      "top_k 4\nnum_experts 256\nnum_layers 2\ntokens 0 0\n",
+      "test");
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  const auto bufs = CorrectReadback(c, plan, seed);
+  const std::vector<int> devices = {0, 0};
+  const GpuCaseResult r =
+      AssembleResult(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
+  EXPECT_EQ(r.result.observation.kernel_rows, 0);
+  EXPECT_TRUE(r.Passes()) << r.Summary();
+}
+
+// When the GPU's router and the host SUT disagree on a rank's rows, that
+// rank's observation is the plan's error, with the GPU's row count.
+TEST(AssembleResultTest, ARouterDisagreementIsTheRanksError) {
+  const Case c = Dp2Ragged(/*layers=*/3);
+  const uint64_t seed = CaseSeed(c);
+  sut::Observation host = sut::RunSut(c, {});
+  host.ranks[0].n += 1;
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  ASSERT_EQ(plan.ranks[0].error, "gpu: the router saw 8 rows, the host SUT 9");
+  EXPECT_FALSE(plan.ranks[0].capture);
+  EXPECT_TRUE(plan.ranks[1].error.empty());
+  const auto bufs = CorrectReadback(c, plan, seed);
+  const std::vector<int> devices = {0, 1};
+  const GpuCaseResult r =
+      AssembleResult(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
+  const sut::RankObservation& o = r.result.observation.ranks[0];
+  EXPECT_EQ(o.branch, sut::Branch::kError);
+  EXPECT_EQ(o.error, plan.ranks[0].error);
+  EXPECT_EQ(o.n, 8);
+  EXPECT_EQ(r.result.observation.ranks[1].branch, host.ranks[1].branch);
+  EXPECT_TRUE(r.result.observation.ranks[1].error.empty());
+  EXPECT_FALSE(r.Passes());
+}
+
+// A wrong value outside the captured rows fails the case at its rank.
+TEST(AssembleResultTest, AnUnseenWrongValueIsARowsViolationAtItsRank) {
+  const Case c = SpecEager();
+  const uint64_t seed = CaseSeed(c);
+  const sut::Observation host = sut::RunSut(c, {});
+  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto bufs = CorrectReadback(c, plan, seed);
+  bufs[3][static_cast<size_t>((3 * plan.num_layers + plan.layer) * plan.top_k + 2)] = 7;
+  const std::vector<int> devices = {0, 1, 0, 1};
+  GpuCaseResult r =
+      AssembleResult(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
+  ASSERT_EQ(r.result.verdict.violations.size(), 1u);
+  const check::Violation& v = r.result.verdict.violations[0];
+  EXPECT_EQ(v.invariant, check::Invariant::kRowsExact);
+  EXPECT_EQ(v.dp, 1);
+  EXPECT_EQ(v.tp, 1);
+  EXPECT_EQ(v.message, "gpu: 1 wrong values in the capturer buffer, first at row 3 layer 0 k 2: "
+                       "got 7, expected " + std::to_string(kUnwritten));
+  ASSERT_EQ(r.result.explained.size(), 1u);
+  EXPECT_EQ(r.result.explained[0], nullptr);
+  EXPECT_FALSE(r.Passes());
+  r.mode = "emulated on 1 GPU";
+  EXPECT_EQ(r.Summary(), "gpu: emulated on 1 GPU, 1 step(s), " + std::to_string(r.values_checked) +
+                             " values checked, 1 wrong; first mismatch: rank dp=1 tp=1 row 3 "
+                             "layer 0 k 2: got 7, expected " + std::to_string(kUnwritten) + "\n");
+}
+
+TEST(GpuCaseResultTest, SummaryOfACleanCaseHasNoMismatch) {
+  GpuCaseResult r;
+  r.mode = "nccl on 2 GPUs";
+  r.steps = 3;
+  r.values_checked = 120;
+  EXPECT_EQ(r.Summary(), "gpu: nccl on 2 GPUs, 3 step(s), 120 values checked, 0 wrong\n");
+}
+
+// Passes: no unexplained violation, and no wrong value unless a known
+// finding explains the verdict's violations.
+TEST(GpuCaseResultTest, PassesNeedsNoUnexplainedViolationAndNoUnexplainedWrongValue) {
+  ASSERT_FALSE(check::KnownFindings().empty());
+  const check::KnownFinding* known = &check::KnownFindings()[0];
+  GpuCaseResult clean;
+  EXPECT_TRUE(clean.Passes());
+  GpuCaseResult wrong;
+  wrong.wrong_values = 3;
+  EXPECT_FALSE(wrong.Passes());
+  GpuCaseResult unexplained;
+  unexplained.result.verdict.violations.push_back({});
+  unexplained.result.explained.push_back(nullptr);
+  EXPECT_FALSE(unexplained.Passes());
+  GpuCaseResult explained = unexplained;
+  explained.result.explained[0] = known;
+  EXPECT_TRUE(explained.Passes());
+  explained.wrong_values = 5;  // the known finding explains the failure
+  EXPECT_TRUE(explained.Passes());
+  unexplained.wrong_values = 5;
+  EXPECT_FALSE(unexplained.Passes());
+}
+
+// FNV-1a (64-bit) of the case's printed text, checked against a reference
+// that passes the FNV test vectors.
+uint64_t Fnv1a64(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (const unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+TEST(FillTest, CaseSeedIsFnv1aOfThePrintedCase) {
+  ASSERT_EQ(Fnv1a64(""), 0xcbf29ce484222325ull);
+  ASSERT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+  ASSERT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ull);
+  for (const Case& c : {SpecEager(), Dp2Ragged(1), Dp2Ragged(3)}) {
+    EXPECT_EQ(CaseSeed(c), Fnv1a64(PrintCase(c))) << PrintCase(c);
+  }
 }
 
 TEST(FillTest, SeedsAreStableAndIdsFitInt16) {
