@@ -21,6 +21,7 @@ RowRuns SpShard(int64_t dp, int64_t tp, int64_t padded_tokens, int64_t tp_size) 
   const int64_t begin = std::min(CheckedMul(tp, c), padded_tokens);
   const int64_t end = std::min(CheckedMul(tp + 1, c), padded_tokens);
   RowRuns runs;
+  runs.reserve(2);
   AppendRun(runs, {dp, begin, end - begin});
   AppendRun(runs, {RowRun::kPad, 0, c - (end - begin)});
   return runs;

@@ -1,5 +1,6 @@
 #include "r3/sut/dispatch_plan.h"
 
+#include <algorithm>
 #include <string>
 
 #include "r3/case/checked_math.h"
@@ -19,7 +20,13 @@ void Gather(DispatchPlan& plan, GatherGroup& group) {
                    std::to_string(member.tp) + " holds " + std::to_string(held) +
                    " rows, size says " + std::to_string(group.sizes[i]);
     }
-    AppendRuns(group.rows, RowTensor(member.local).Slice(0, group.sizes[i]));
+    // The member's first sizes[i] rows (one or two runs).
+    int64_t left = group.sizes[i];
+    for (RowRun run : member.local) {
+      run.count = std::min(run.count, left);
+      left -= run.count;
+      AppendRun(group.rows, run);
+    }
   }
 }
 

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -48,6 +46,32 @@ void SetSnapshotDtype(const Config& cfg, const MutantSet& mut, Observation& obs)
   }
 }
 
+// Rows [start, end) of runs, clamped to them (start may be negative):
+// RowTensor::Slice without the index, for a rank's own one or two runs.
+RowRuns SliceRuns(const RowRuns& runs, int64_t start, int64_t end) {
+  RowRuns out;
+  int64_t begin = 0;
+  for (const RowRun& run : runs) {
+    const int64_t run_end = CheckedAdd(begin, run.count);
+    const int64_t lo = std::max(start, begin);
+    const int64_t hi = std::min(end, run_end);
+    // AppendRun drops an empty or negative piece and resets a pad's `first`.
+    AppendRun(out, {run.dp, run.first + (lo - begin), hi - lo});
+    begin = run_end;
+  }
+  return out;
+}
+
+// What a rank's capture reads: its gather group's indexed tensor, or its own
+// runs.
+struct Routed {
+  const RowTensor* tensor;
+  const RowRuns* own;
+  RowRuns Slice(int64_t start, int64_t end) const {
+    return tensor != nullptr ? tensor->Slice(start, end) : SliceRuns(*own, start, end);
+  }
+};
+
 // One step of vLLM's capture for every rank of a case, on a dispatch plan.
 class Step {
  public:
@@ -57,7 +81,6 @@ class Step {
 
   Observation Run() {
     if (!plan_.error.empty()) throw std::runtime_error(plan_.error);
-    num_tokens_ = c_.step.padded;
     if (plan_.local_sizes) prefix_local_ = Prefix(*plan_.local_sizes);
     prefix_tokens_ = Prefix(num_tokens_);
     IndexRoutedTensors();
@@ -74,23 +97,24 @@ class Step {
  private:
   size_t Index(int64_t d, int64_t t) const { return static_cast<size_t>(d * cfg_.tp + t); }
 
-  // Ranks that see the same gathered batch share one indexed tensor, so a
-  // 64K-rank case does not re-index the batch once per rank.
+  Routed RoutedTo(size_t index) const {
+    const int group = plan_.ranks[index].group;
+    if (group < 0) return {nullptr, &plan_.ranks[index].local};
+    return {&group_tensors_[static_cast<size_t>(group)], nullptr};
+  }
+
+  // Ranks that see the same gathered batch share its group's indexed tensor,
+  // so a 64K-rank case does not re-index the batch once per rank. A rank
+  // outside any group sees its own one or two runs, sliced as they are.
   void IndexRoutedTensors() {
-    std::map<const RowRuns*, const RowTensor*> seen;
-    routed_tensor_.reserve(plan_.ranks.size());
-    for (size_t i = 0; i < plan_.ranks.size(); ++i) {
-      const RowRuns* runs = &plan_.Routed(i);
-      auto [it, inserted] = seen.try_emplace(runs, nullptr);
-      if (inserted) it->second = &tensors_.emplace_back(*runs);
-      routed_tensor_.push_back(it->second);
-    }
+    group_tensors_.reserve(plan_.groups.size());
+    for (const GatherGroup& g : plan_.groups) group_tensors_.emplace_back(g.rows);
   }
 
   void Capture(RankObservation& r) {
     const int64_t d = r.dp;
     const int64_t n = r.n;
-    const RowTensor& topk = *routed_tensor_[Index(d, r.tp)];
+    const Routed topk = RoutedTo(Index(d, r.tp));
     if (cfg_.dp == 1) {
       r.branch = Branch::kNoDp;
       Write(r, topk, 0, n);
@@ -122,7 +146,8 @@ class Step {
       RowRuns all;
       for (int64_t t = 0; t < cfg_.tp; ++t) AppendRuns(all, plan_.Routed(Index(d, t)));
       const RowTensor gathered_tp(std::move(all));
-      Write(r, gathered_tp, 0, mut_.has(Mutant::kSpTpGatherNoTrim) ? gathered_tp.rows() : l);
+      Write(r, {&gathered_tp, nullptr}, 0,
+            mut_.has(Mutant::kSpTpGatherNoTrim) ? gathered_tp.rows() : l);
       return;
     }
     r.branch = Branch::kError;
@@ -131,7 +156,7 @@ class Step {
                        sp_expected, d, cfg_.tp);
   }
 
-  void ShardsBranch(RankObservation& r, const RowTensor& topk, int64_t l) {
+  void ShardsBranch(RankObservation& r, const Routed& topk, int64_t l) {
     const auto len = static_cast<int64_t>(plan_.local_sizes->size());
     const bool ok = mut_.has(Mutant::kLocalSizesLenEqDp) ? len == cfg_.dp : len % cfg_.dp == 0;
     if (!ok) {
@@ -152,7 +177,7 @@ class Step {
   }
 
   // device_buffer[:end-start, layer, :] = topk_ids[start:end]
-  void Write(RankObservation& r, const RowTensor& topk, int64_t start, int64_t end) const {
+  void Write(RankObservation& r, const Routed& topk, int64_t start, int64_t end) const {
     RowRuns rows = topk.Slice(start, end);
     const int64_t len = TotalRows(rows);
     if (len > capturer_rows_) {
@@ -191,11 +216,10 @@ class Step {
   const MutantSet& mut_;
   const DispatchPlan plan_;
   int64_t capturer_rows_ = 0;  // the buffer Write() fills, as the observation reports it
-  std::vector<int64_t> num_tokens_;
+  const std::vector<int64_t>& num_tokens_ = c_.step.padded;
   std::vector<int64_t> prefix_tokens_;
   std::vector<int64_t> prefix_local_{0};
-  std::deque<RowTensor> tensors_;  // deque: stable addresses
-  std::vector<const RowTensor*> routed_tensor_;
+  std::vector<RowTensor> group_tensors_;  // index: DispatchPlan::groups
 };
 
 }  // namespace

@@ -34,11 +34,16 @@ RowRuns SequenceParallelChunk(int64_t dp_rank, int64_t num_tokens, int64_t tp_ra
                             ? num_tokens / tp_size
                             : (num_tokens + tp_size - 1) / tp_size;
   const int64_t padded_len = CheckedMul(shard, tp_size);
-  RowRuns padded;
-  AppendRun(padded, {dp_rank, 0, std::min(num_tokens, padded_len)});
-  AppendRun(padded, {RowRun::kPad, 0, padded_len - num_tokens});
-  const RowTensor whole(std::move(padded));
-  return whole.Slice(CheckedMul(tp_rank, shard), CheckedMul(tp_rank + 1, shard));
+  // The padded batch is [0, real) of the DP rank's rows, then padding up to
+  // padded_len; shard tp_rank is [start, end) of it (end <= padded_len).
+  const int64_t real = std::min(num_tokens, padded_len);
+  const int64_t start = CheckedMul(tp_rank, shard);
+  const int64_t end = CheckedMul(tp_rank + 1, shard);
+  RowRuns chunk;
+  chunk.reserve(2);
+  AppendRun(chunk, {dp_rank, start, std::min(end, real) - start});
+  AppendRun(chunk, {RowRun::kPad, 0, end - std::max(start, real)});
+  return chunk;
 }
 
 int64_t WorstCaseKernelRows(const Config& config) {
