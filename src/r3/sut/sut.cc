@@ -107,7 +107,6 @@ class Step {
   // so a 64K-rank case does not re-index the batch once per rank. A rank
   // outside any group sees its own one or two runs, sliced as they are.
   void IndexRoutedTensors() {
-    group_tensors_.reserve(plan_.groups.size());
     for (const GatherGroup& g : plan_.groups) group_tensors_.emplace_back(g.rows);
   }
 
