@@ -20,6 +20,7 @@
 #include "r3/check/run_case.h"
 #include "r3/engine/engine_sut.h"
 #include "r3/sample/case_sampler.h"
+#include "r3check_config.h"
 
 namespace {
 

@@ -16,6 +16,7 @@
 #include "properties/case_gen.h"
 #include "properties/invariant_property.h"
 #include "r3/case/case_format.h"
+#include "r3check_config.h"
 
 namespace r3::props {
 namespace {

@@ -19,6 +19,7 @@
 #include "r3/check/known_findings.h"
 #include "r3/check/report.h"
 #include "r3/check/run_case.h"
+#include "r3check_config.h"
 
 namespace r3::props {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "cli/sut_flags.h"
 #include "r3/case/case_format.h"
+#include "r3check_config.h"
 
 namespace r3::cli {
 

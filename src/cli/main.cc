@@ -10,6 +10,7 @@
 #include "r3/case/case_format.h"
 #include "r3/case/checked_math.h"
 #include "r3/sut/external_sut.h"
+#include "r3check_config.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"r3check: checks vLLM's routing-replay capture and buffer sizing against a "

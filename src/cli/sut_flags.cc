@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "r3/engine/engine_sut.h"
+#include "r3check_config.h"
 
 namespace r3::cli {
 

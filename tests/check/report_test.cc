@@ -18,6 +18,7 @@
 #include "r3/check/xml_text.h"
 #include "r3/check/sizing_report.h"
 #include "r3/check/strip.h"
+#include "r3check_config.h"
 #include "tests/testing/test_case.h"
 
 namespace r3::check {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "r3check_config.h"
 #include "tests/testing/r3check_runner.h"
 #include "tests/testing/run_shell.h"
 

@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include "r3check_config.h"
 #include "tests/testing/r3check_runner.h"
 #include "tests/testing/run_shell.h"
 

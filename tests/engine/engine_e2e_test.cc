@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "r3check_config.h"
 #include "tests/testing/r3check_runner.h"
 
 namespace {

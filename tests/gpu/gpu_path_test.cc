@@ -13,6 +13,7 @@
 #include "r3/check/run_case.h"
 #include "r3/gpu/gpu.h"
 #include "r3/sut/mutants.h"
+#include "r3check_config.h"
 #include "gpu_testing.h"
 
 namespace r3::gpu {

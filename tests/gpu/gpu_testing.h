@@ -11,6 +11,7 @@
 #include "r3/case/case_format.h"
 #include "r3/check/run_case.h"
 #include "r3/gpu/gpu.h"
+#include "r3check_config.h"
 
 namespace r3::gpu::testing {
 

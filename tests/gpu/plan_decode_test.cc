@@ -15,6 +15,7 @@
 #include "r3/gpu/plan.h"
 #include "r3/sut/dispatch_plan.h"
 #include "r3/sut/sut.h"
+#include "r3check_config.h"
 
 namespace r3::gpu {
 namespace {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "r3/case/case_format.h"
+#include "r3check_config.h"
 #include "tests/testing/run_shell.h"
 
 namespace {

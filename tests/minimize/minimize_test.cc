@@ -15,6 +15,7 @@
 
 #include "r3/case/case_format.h"
 #include "r3/check/run_case.h"
+#include "r3check_config.h"
 
 namespace r3::minimize {
 namespace {
