@@ -4,7 +4,7 @@
 // detection), the detection rate within `--max-cases`, plus the checked
 // cases per second of the default suite. Writes JSON (bench/results/).
 //
-//   ./build-props/properties/kill_matrix_bench --seeds 20
+//   ./build-props/bench/kill_matrix_bench --seeds 20
 //       --out bench/results/kill_matrix.json
 #include <algorithm>
 #include <chrono>
