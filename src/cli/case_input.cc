@@ -1,13 +1,11 @@
 #include "cli/case_input.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/sut_flags.h"
 #include "r3/case/case_format.h"
-#include "r3check_config.h"
 
 namespace r3::cli {
 
@@ -36,11 +34,6 @@ std::vector<std::string> ListCaseFiles(const std::string& dir) {
   if (ec) throw UsageError("corpus: cannot list " + dir + ": " + ec.message());
   std::sort(files.begin(), files.end());
   return files;
-}
-
-std::string DefaultCorpusDir() {
-  if (const char* env = std::getenv("R3CHECK_CORPUS"); env != nullptr && *env != '\0') return env;
-  return R3CHECK_SOURCE_CORPUS;
 }
 
 }  // namespace r3::cli

@@ -18,9 +18,6 @@ std::string DisplayName(const std::string& path);
 // *.r3case files directly under `dir`, sorted by name; none if it is absent.
 std::vector<std::string> ListCaseFiles(const std::string& dir);
 
-// The corpus shipped with the source tree, unless R3CHECK_CORPUS is set.
-std::string DefaultCorpusDir();
-
 }  // namespace r3::cli
 
 #endif  // R3_CLI_CASE_INPUT_H_

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/data_dirs.h"
 #include "cli/sut_flags.h"
 #include "r3/engine/engine_sut.h"
 

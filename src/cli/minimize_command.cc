@@ -11,6 +11,7 @@
 
 #include "cli/case_input.h"
 #include "cli/commands.h"
+#include "cli/data_dirs.h"
 #include "cli/sut_flags.h"
 #include "r3/check/report.h"
 #include "r3/minimize/minimize.h"

@@ -1,10 +1,9 @@
 #include "cli/sut_flags.h"
 
-#include <cstdlib>
 #include <stdexcept>
 
+#include "cli/data_dirs.h"
 #include "r3/engine/engine_sut.h"
-#include "r3check_config.h"
 
 namespace r3::cli {
 
@@ -85,11 +84,6 @@ sut::SutOptions SutFlags::Resolve() const {
     throw UsageError(e.what());
   }
   return options;
-}
-
-std::string DefaultEnginesDir() {
-  if (const char* env = std::getenv("R3_ENGINES_DIR"); env != nullptr && *env != '\0') return env;
-  return R3CHECK_SOURCE_ENGINES;
 }
 
 }  // namespace r3::cli

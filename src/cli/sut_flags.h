@@ -40,9 +40,6 @@ struct SutFlags {
   bool IsEngine() const;
 };
 
-// The adapters shipped with the source tree, unless R3_ENGINES_DIR is set.
-std::string DefaultEnginesDir();
-
 }  // namespace r3::cli
 
 #endif  // R3_CLI_SUT_FLAGS_H_

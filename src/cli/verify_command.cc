@@ -12,6 +12,7 @@
 #include "cli/ci_report.h"
 #include "cli/output_file.h"
 #include "cli/commands.h"
+#include "cli/data_dirs.h"
 #include "cli/gpu_flags.h"
 #include "cli/sut_flags.h"
 #include "r3/case/case_format.h"
@@ -347,7 +348,8 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--cases", args->cases, "generated cases to check")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--seed", args->seed, "seed of the case sampler")->check(Unsigned64());
-  cmd->add_option("--corpus", args->corpus, "corpus folder (default: the source tree's corpus/)");
+  cmd->add_option("--corpus", args->corpus,
+                  "corpus folder (default: $R3CHECK_CORPUS, else " + ShippedCorpusDir() + ")");
   cmd->add_flag("--json", args->json,
                 "print one JSON document (counts per source, known findings, each failing case "
                 "with its settings, case text and violations) instead of the text");
