@@ -9,12 +9,12 @@
 namespace r3::cli {
 
 std::string InstalledDataDir() {
+  // Where /proc/self/exe cannot be read, the path is relative: not taken.
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
   const std::filesystem::path dir =
       (exe.parent_path() / R3CHECK_DATA_FROM_BINDIR).lexically_normal();
-  return std::filesystem::is_directory(dir, ec) ? dir.string() : "";
+  return dir.is_absolute() && std::filesystem::is_directory(dir, ec) ? dir.string() : "";
 }
 
 std::string ShippedCorpusDir() {
