@@ -96,8 +96,7 @@ class Engine : public sut::ExternalSut {
  public:
   explicit Engine(const EngineSpec& spec) : spec_(spec), process_(spec.argv) {
     Guard([&] {
-      process_.WriteLine(HelloRequest(), spec_.timeout_ms);
-      hello_ = ParseHello(Read("hello"));
+      hello_ = ParseHello(Ask(HelloRequest(), "hello"));
     });
     std::cerr << "r3check: engine " << spec_.kind << ": " << hello_.engine << " capture from "
               << hello_.source << " (sha256 " << hello_.sha256 << ", version "
@@ -115,7 +114,7 @@ class Engine : public sut::ExternalSut {
     }
     if (!broken_) {
       try {
-        process_.WriteLine(ByeRequest(), 1000);
+        (void)process_.WriteLine(ByeRequest(), 1000);  // stopping either way
       } catch (const internal::SubprocessError&) {
         // Stopping anyway.
       }
@@ -148,8 +147,8 @@ class Engine : public sut::ExternalSut {
       std::vector<CaseReply> replies;
       Guard([&] {
         const int64_t id = ++next_id_;
-        process_.WriteLine(RunRequest(id, batch, batch_plans), spec_.timeout_ms);
-        replies = ParseRunReply(Read("run " + std::to_string(id)), id, batch);
+        replies = ParseRunReply(Ask(RunRequest(id, batch, batch_plans), "run " + std::to_string(id)),
+                                id, batch);
         for (size_t i = 0; i < batch.size(); ++i) {
           out.push_back(ToObservation(batch[i], batch_plans[i], options, replies[i], i));
           if (replies[i].collective == "real") ++real_collective_cases_;
@@ -182,10 +181,17 @@ class Engine : public sut::ExternalSut {
     }
   }
 
-  std::string Read(const std::string& what) {
+  // The request, then its answer. An adapter that exits closes its input
+  // and its output: whichever pipe notices first, the error says it exited.
+  std::string Ask(const std::string& request, const std::string& what) {
+    const bool written = process_.WriteLine(request, spec_.timeout_ms);
     std::optional<std::string> line = process_.ReadLine(spec_.timeout_ms, kMaxReplyBytes);
     if (!line) {
       throw internal::SubprocessError("exited before answering " + what + " (" +
+                                      process_.StatusAfterExit(1000) + ")");
+    }
+    if (!written) {
+      throw internal::SubprocessError("answered " + what + " without reading the request (" +
                                       process_.Status() + ")");
     }
     return *line;

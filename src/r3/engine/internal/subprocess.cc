@@ -89,7 +89,17 @@ std::string Subprocess::Status() {
   return "stopped";
 }
 
-void Subprocess::WriteLine(const std::string& line, int64_t timeout_ms) {
+std::string Subprocess::StatusAfterExit(int64_t wait_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
+  std::string status = Status();
+  while (status == "still running" && MsLeft(deadline) > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    status = Status();
+  }
+  return status;
+}
+
+bool Subprocess::WriteLine(const std::string& line, int64_t timeout_ms) {
   const std::string data = line + "\n";
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   size_t done = 0;
@@ -107,10 +117,12 @@ void Subprocess::WriteLine(const std::string& line, int64_t timeout_ms) {
     const ssize_t n = write(to_child_, data.data() + done, data.size() - done);
     if (n < 0) {
       if (errno == EAGAIN || errno == EINTR) continue;
-      throw SubprocessError("stopped reading its input (" + Status() + ")");
+      if (errno == EPIPE) return false;
+      throw SubprocessError(std::string("write: ") + std::strerror(errno));
     }
     done += static_cast<size_t>(n);
   }
+  return true;
 }
 
 std::optional<std::string> Subprocess::ReadLine(int64_t timeout_ms, size_t max_line_bytes) {

@@ -26,15 +26,19 @@ class Subprocess {
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
 
-  // Throws SubprocessError when the child stops reading or the deadline
-  // passes.
-  void WriteLine(const std::string& line, int64_t timeout_ms);
+  // False when the child has closed its input (it exited, or will not read
+  // more); the caller then reads what it said last. Throws SubprocessError
+  // when the deadline passes or the write fails otherwise.
+  [[nodiscard]] bool WriteLine(const std::string& line, int64_t timeout_ms);
   // The next line without its newline; nullopt when the child closed stdout.
   // Throws SubprocessError on timeout or a line over max_line_bytes.
   std::optional<std::string> ReadLine(int64_t timeout_ms, size_t max_line_bytes);
 
   // "exited with status 1", "killed by signal 9", or "still running".
   std::string Status();
+  // Status(), after waiting up to wait_ms for a child that closed its
+  // output to finish exiting (it closes its pipes a moment before).
+  std::string StatusAfterExit(int64_t wait_ms);
 
  private:
   void Stop();
