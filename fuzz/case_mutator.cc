@@ -129,7 +129,7 @@ void Repair(Case& c) {
   cfg.num_experts = std::clamp<int64_t>(cfg.num_experts, 1, kMaxExperts);
   cfg.top_k = std::clamp<int64_t>(cfg.top_k, 1, std::min(kMaxTopK, cfg.num_experts));
   cfg.num_layers = std::clamp<int64_t>(cfg.num_layers, 1, kMaxLayers);
-  if (cfg.sp == SpMode::kOn && !(cfg.ep && cfg.tp > 1 && cfg.dp > 1)) cfg.sp = SpMode::kAuto;
+  if (cfg.sp == SpMode::kOn && !SpPossible(cfg)) cfg.sp = SpMode::kAuto;
   cfg.max_num_batched_tokens = std::clamp<int64_t>(cfg.max_num_batched_tokens, 1, kMutatorMaxTokens);
   const int64_t m = cfg.max_num_batched_tokens;
   for (size_t d = 0; d < c.step.tokens.size(); ++d) {

@@ -5,7 +5,6 @@
 
 #include <rapidcheck.h>
 
-#include "r3/model/sequence_parallel.h"
 
 namespace r3::props {
 namespace {
@@ -46,7 +45,7 @@ constexpr std::array<ClassFloor, 5> kRareFloors = {{
 std::string_view DispatchClass(const Case& c) {
   const Config& cfg = c.config;
   if (cfg.dp == 1) return "dispatch:no-dp";
-  const bool sp = model::SpEnabled(cfg);
+  const bool sp = SpEnabled(cfg);
   if (cfg.dispatch == Dispatch::kNaive) return sp ? "dispatch:naive-ep-sp" : "dispatch:naive-dp";
   return sp ? "dispatch:internal-sp" : "dispatch:internal";
 }
@@ -55,7 +54,7 @@ std::vector<std::string> CaseClasses(const Case& c) {
   const Config& cfg = c.config;
   const Step& s = c.step;
   std::vector<std::string> out = {std::string(DispatchClass(c))};
-  const bool sp = model::SpEnabled(cfg);
+  const bool sp = SpEnabled(cfg);
   const auto any = [&](auto pred) {
     for (size_t d = 0; d < s.padded.size(); ++d) {
       if (pred(s.tokens[d], s.padded[d])) return true;

@@ -100,7 +100,7 @@ rc::Gen<I> GenLayers() { return Pick<I>({{4, Range(1, 4)}, {1, Range(1, kMaxLaye
 
 rc::Gen<SpMode> GenSp(const Config& c) {
   // "on" is legal only where vLLM can turn SP on; elsewhere only auto/off.
-  if (c.ep && c.tp > 1 && c.dp > 1) {
+  if (SpPossible(c)) {
     return Pick<SpMode>({{7, Just(SpMode::kAuto)}, {1, Just(SpMode::kOff)}, {2, Just(SpMode::kOn)}});
   }
   return Pick<SpMode>({{8, Just(SpMode::kAuto)}, {2, Just(SpMode::kOff)}});

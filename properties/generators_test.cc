@@ -38,7 +38,7 @@ RC_GTEST_PROP(Generators, ConfigurationsStayInTheSpecRanges, ()) {
   RC_ASSERT(cfg.max_num_batched_tokens >= 1 && cfg.max_num_batched_tokens <= kMaxBatchedTokens);
   RC_ASSERT(cfg.num_experts >= 1 && cfg.num_experts <= kMaxExperts);
   RC_ASSERT(cfg.top_k >= 1 && cfg.top_k <= cfg.num_experts);
-  if (cfg.sp == SpMode::kOn) RC_ASSERT(cfg.ep && cfg.tp > 1 && cfg.dp > 1);
+  if (cfg.sp == SpMode::kOn) RC_ASSERT(SpPossible(cfg));
 }
 
 // Each step kind, for any configuration, obeys its own shape.

@@ -3,7 +3,8 @@
 // (on/off) and SP (auto/off), not only checked against the exact bound: a
 // policy that is safe but sized wrong (too big, or right for the wrong
 // reason) fails here. The formulas are restated from the spec, not taken
-// from r3::model or r3::sut.
+// from r3::model or r3::sut; when SP is on (spec section 3) is the case
+// layer's rule, r3::SpEnabled.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -19,9 +20,6 @@ using sut::Policy;
 
 int64_t Cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Spec section 3: SP is on iff EP is on, T > 1, D > 1 and the backend allows it.
-bool SpOn(const Config& c) { return c.sp != SpMode::kOff && c.ep && c.dp > 1 && c.tp > 1; }
-
 // The rows the spec says each policy allocates.
 int64_t ExpectedRows(const Config& c, Policy policy) {
   const int64_t m = c.max_num_batched_tokens;
@@ -35,10 +33,10 @@ int64_t ExpectedRows(const Config& c, Policy policy) {
     case Policy::kTight:
       // The warmup step's kernel rows (every DP rank at M).
       if (c.dispatch == Dispatch::kNaive) {
-        if (SpOn(c)) return d * t * Cdiv(m, t);  // all_gatherv of local_sizes over the EP group
+        if (SpEnabled(c)) return d * t * Cdiv(m, t);  // all_gatherv of local_sizes over the EP group
         return d > 1 ? d * m : m;                // over the DP group; no dispatch when D = 1
       }
-      return SpOn(c) ? Cdiv(m, t) : m;  // internal: this rank's shard, or its N[d]
+      return SpEnabled(c) ? Cdiv(m, t) : m;  // internal: this rank's shard, or its N[d]
   }
   return -1;
 }

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "r3/case/case_format.h"
-#include "r3/model/sequence_parallel.h"
 
 namespace r3::sample {
 namespace {
@@ -18,7 +17,7 @@ namespace {
 constexpr int kCases = 10000;
 
 std::string DispatchPath(const Config& c) {
-  const bool sp = model::SpEnabled(c);
+  const bool sp = SpEnabled(c);
   if (c.dispatch == Dispatch::kNaive) return sp ? "naive-ep-sp" : "naive-dp";
   return sp ? "internal-sp" : "internal";
 }

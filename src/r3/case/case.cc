@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "r3/case/limits.h"
+#include "r3/case/case_fields.h"
 
 namespace r3 {
 namespace {
@@ -16,36 +16,27 @@ bool InRange(int64_t v, int64_t lo, int64_t hi) { return v >= lo && v <= hi; }
 }  // namespace
 
 std::string_view DispatchName(Dispatch dispatch) {
-  return dispatch == Dispatch::kNaive ? "naive" : "internal";
+  return Field(FieldId::kDispatch).choices[static_cast<size_t>(dispatch)];
 }
 
 std::string_view SpModeName(SpMode mode) {
-  switch (mode) {
-    case SpMode::kAuto: return "auto";
-    case SpMode::kOn: return "on";
-    case SpMode::kOff: return "off";
-  }
-  return "auto";
+  return Field(FieldId::kSp).choices[static_cast<size_t>(mode)];
 }
+
+bool SpPossible(const Config& config) { return config.ep && config.tp > 1 && config.dp > 1; }
+
+bool SpEnabled(const Config& config) { return config.sp != SpMode::kOff && SpPossible(config); }
 
 FieldError ValidateCase(const Case& c) {
   const Config& cfg = c.config;
-  if (!InRange(cfg.dp, 1, kMaxDp)) return {"dp", RangeMessage(1, kMaxDp)};
-  if (!InRange(cfg.tp, 1, kMaxTp)) return {"tp", RangeMessage(1, kMaxTp)};
-  if (!InRange(cfg.max_num_batched_tokens, 1, kMaxBatchedTokens)) {
-    return {"max_num_batched_tokens", RangeMessage(1, kMaxBatchedTokens)};
-  }
-  if (!InRange(cfg.top_k, 1, kMaxTopK)) return {"top_k", RangeMessage(1, kMaxTopK)};
-  if (!InRange(cfg.num_experts, 1, kMaxExperts)) {
-    return {"num_experts", RangeMessage(1, kMaxExperts)};
+  for (const CaseField& field : CaseFields()) {
+    if (field.kind == FieldKind::kInt && !InRange(field.get(c, 0), field.lo, field.hi)) {
+      return {std::string(field.name), RangeMessage(field.lo, field.hi)};
+    }
   }
   if (cfg.top_k > cfg.num_experts) return {"top_k", "must not exceed num_experts"};
-  if (!InRange(cfg.num_layers, 1, kMaxLayers)) {
-    return {"num_layers", RangeMessage(1, kMaxLayers)};
-  }
-  // vLLM turns MoE sequence parallelism on only with EP, TP > 1 and DP > 1;
-  // forcing it on elsewhere describes a deployment that cannot exist.
-  if (cfg.sp == SpMode::kOn && !(cfg.ep && cfg.tp > 1 && cfg.dp > 1)) {
+  // Forcing SP on where vLLM cannot run it describes no real deployment.
+  if (cfg.sp == SpMode::kOn && !SpPossible(cfg)) {
     return {"sp", "on needs ep on, tp > 1 and dp > 1"};
   }
   const auto dp = static_cast<size_t>(cfg.dp);

@@ -48,13 +48,21 @@ struct Case {
 std::string_view DispatchName(Dispatch dispatch);
 std::string_view SpModeName(SpMode mode);
 
+// The SP rule, the one copy r3check's own code uses (the SUTs transcribe
+// vLLM's on their own, so that the model is checked against them): vLLM can
+// run MoE sequence parallelism only with EP on, TP > 1 and DP > 1.
+bool SpPossible(const Config& config);
+
+// SP is on: possible and not switched off (`sp auto` and `sp on` alike).
+bool SpEnabled(const Config& config);
+
 // A field-level problem: which field, and what is wrong with it.
 struct FieldError {
   std::string field;
   std::string message;
 };
 
-// Checks ranges and step legality (0 <= tokens[d] <= padded[d] <= M, SP
+// Checks ranges (the field table's) and step legality (0 <= tokens[d] <= padded[d] <= M, SP
 // forced on only where vLLM can turn it on). Returns the first problem, or an
 // empty field name when the case is valid.
 FieldError ValidateCase(const Case& c);

@@ -5,10 +5,11 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <vector>
 
-#include "r3/case/limits.h"
+#include "r3/case/case_fields.h"
 
 namespace r3 {
 namespace {
@@ -20,16 +21,8 @@ struct Line {
   std::vector<std::string_view> words;  // words[0] is the key
 };
 
-constexpr std::array<std::string_view, 12> kKeys = {
-    "r3case", "dp",     "tp",         "ep",         "dispatch", "sp",
-    "max_num_batched_tokens", "top_k", "num_experts", "num_layers", "tokens", "padded"};
-
-bool IsKnownKey(std::string_view key) {
-  for (std::string_view k : kKeys) {
-    if (k == key) return true;
-  }
-  return false;
-}
+// The header, then the field table's keys.
+bool IsKnownKey(std::string_view key) { return key == "r3case" || FindField(key) != nullptr; }
 
 std::vector<std::string_view> SplitWords(std::string_view text) {
   std::vector<std::string_view> words;
@@ -60,27 +53,31 @@ class Parser {
     if (header.words.size() != 2 || header.words[1] != "1") {
       Fail(header.number, "r3case", "unsupported version (this reader knows version 1)");
     }
-    c.config.dp = Int("dp", 1, kMaxDp);
-    c.config.tp = Int("tp", 1, kMaxTp);
-    c.config.ep = Choice("ep", {"off", "on"}) == 1;
-    c.config.dispatch = Choice("dispatch", {"naive", "internal"}) == 0 ? Dispatch::kNaive
-                                                                       : Dispatch::kInternal;
-    const int sp = Choice("sp", {"auto", "on", "off"});
-    c.config.sp = sp == 0 ? SpMode::kAuto : (sp == 1 ? SpMode::kOn : SpMode::kOff);
-    c.config.max_num_batched_tokens = Int("max_num_batched_tokens", 1, kMaxBatchedTokens);
-    c.config.top_k = Int("top_k", 1, kMaxTopK);
-    c.config.num_experts = Int("num_experts", 1, kMaxExperts);
-    c.config.num_layers = Int("num_layers", 1, kMaxLayers);
-    c.step.tokens = IntList("tokens", c.config.dp);
-    if (Find("padded") != nullptr) {
-      c.step.padded = IntList("padded", c.config.dp);
-    } else {
-      c.step.padded = c.step.tokens;
+    // The table's order: dp comes before the per-rank lists it sizes.
+    for (const CaseField& field : CaseFields()) {
+      switch (field.kind) {
+        case FieldKind::kInt:
+          field.set(c, 0, Int(field.name, field.lo, field.hi));
+          break;
+        case FieldKind::kChoice:
+          field.set(c, 0, Choice(field.name, field.choices));
+          break;
+        case FieldKind::kPerRank: {
+          const bool absent = !field.defaults_to.empty() && Find(field.name) == nullptr;
+          const std::vector<int64_t> values =
+              absent ? FieldValues(*FindField(field.defaults_to), c)
+                     : IntList(field.name, c.config.dp, field.lo, field.hi);
+          for (size_t d = 0; d < values.size(); ++d) field.set(c, d, values[d]);
+          break;
+        }
+      }
     }
     const FieldError error = ValidateCase(c);
     if (!error.field.empty()) {
       const Line* line = Find(error.field);
-      if (line == nullptr && error.field == "padded") line = Find("tokens");
+      // An absent list stands for the one it defaults to: blame that line.
+      const CaseField* field = FindField(error.field);
+      if (line == nullptr && field != nullptr) line = Find(field->defaults_to);
       Fail(line != nullptr ? line->number : last_line_, error.field, error.message);
     }
     return c;
@@ -180,7 +177,7 @@ class Parser {
     return ParseInt(line, key, line.words[1], lo, hi);
   }
 
-  int Choice(std::string_view key, std::initializer_list<std::string_view> options) const {
+  int Choice(std::string_view key, std::span<const std::string_view> options) const {
     const Line& line = OneValue(key);
     int index = 0;
     std::string expected;
@@ -192,7 +189,8 @@ class Parser {
     Fail(line.number, key, "'" + Printable(line.words[1]) + "' is not one of " + expected);
   }
 
-  std::vector<int64_t> IntList(std::string_view key, int64_t count) const {
+  std::vector<int64_t> IntList(std::string_view key, int64_t count, int64_t lo,
+                               int64_t hi) const {
     const Line& line = Single(key);
     const int64_t got = static_cast<int64_t>(line.words.size()) - 1;
     if (got != count) {
@@ -203,7 +201,7 @@ class Parser {
     std::vector<int64_t> values;
     values.reserve(static_cast<size_t>(count));
     for (size_t i = 1; i < line.words.size(); ++i) {
-      values.push_back(ParseInt(line, key, line.words[i], 0, kMaxBatchedTokens));
+      values.push_back(ParseInt(line, key, line.words[i], lo, hi));
     }
     return values;
   }
@@ -215,12 +213,6 @@ class Parser {
   int last_line_ = 1;
 };
 
-void AppendList(std::ostringstream& out, std::string_view key,
-                const std::vector<int64_t>& values) {
-  out << key;
-  for (int64_t v : values) out << ' ' << v;
-  out << '\n';
-}
 
 }  // namespace
 
@@ -248,19 +240,21 @@ Case LoadCaseFile(const std::string& path) {
 
 std::string PrintCase(const Case& c) {
   std::ostringstream out;
-  const Config& cfg = c.config;
-  out << "r3case 1\n"
-      << "dp " << cfg.dp << '\n'
-      << "tp " << cfg.tp << '\n'
-      << "ep " << (cfg.ep ? "on" : "off") << '\n'
-      << "dispatch " << DispatchName(cfg.dispatch) << '\n'
-      << "sp " << SpModeName(cfg.sp) << '\n'
-      << "max_num_batched_tokens " << cfg.max_num_batched_tokens << '\n'
-      << "top_k " << cfg.top_k << '\n'
-      << "num_experts " << cfg.num_experts << '\n'
-      << "num_layers " << cfg.num_layers << '\n';
-  AppendList(out, "tokens", c.step.tokens);
-  if (c.step.padded != c.step.tokens) AppendList(out, "padded", c.step.padded);
+  out << "r3case 1\n";
+  for (const CaseField& field : CaseFields()) {
+    if (field.kind != FieldKind::kPerRank) {
+      out << field.name << ' ' << FieldText(field, c) << '\n';
+      continue;
+    }
+    const std::vector<int64_t> values = FieldValues(field, c);
+    // Canonical: a list equal to the one it defaults to is left out.
+    if (!field.defaults_to.empty() && values == FieldValues(*FindField(field.defaults_to), c)) {
+      continue;
+    }
+    out << field.name;
+    for (int64_t v : values) out << ' ' << v;
+    out << '\n';
+  }
   return out.str();
 }
 

@@ -1,20 +1,30 @@
 #include "r3/case/case_json.h"
 
+#include "r3/case/case_fields.h"
+
 namespace r3 {
 
 nlohmann::ordered_json CaseToJson(const Case& c) {
-  const Config& cfg = c.config;
-  return {{"dp", cfg.dp},
-          {"tp", cfg.tp},
-          {"ep", cfg.ep},
-          {"dispatch", DispatchName(cfg.dispatch)},
-          {"sp", SpModeName(cfg.sp)},
-          {"max_num_batched_tokens", cfg.max_num_batched_tokens},
-          {"top_k", cfg.top_k},
-          {"num_experts", cfg.num_experts},
-          {"num_layers", cfg.num_layers},
-          {"tokens", c.step.tokens},
-          {"padded", c.step.padded}};
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const CaseField& field : CaseFields()) {
+    switch (field.kind) {
+      case FieldKind::kInt:
+        out[std::string(field.name)] = field.get(c, 0);
+        break;
+      case FieldKind::kChoice:
+        // An off/on choice is a JSON bool; the others their spelling.
+        if (field.choices.size() == 2 && field.choices[1] == "on") {
+          out[std::string(field.name)] = field.get(c, 0) != 0;
+        } else {
+          out[std::string(field.name)] = FieldText(field, c);
+        }
+        break;
+      case FieldKind::kPerRank:
+        out[std::string(field.name)] = FieldValues(field, c);  // padded too: JSON is explicit
+        break;
+    }
+  }
+  return out;
 }
 
 }  // namespace r3

@@ -2,13 +2,12 @@
 
 #include <array>
 
-#include "r3/model/sequence_parallel.h"
 
 namespace r3::check {
 namespace {
 
 bool InternalSp(const Case& c) {
-  return c.config.dispatch == Dispatch::kInternal && model::SpEnabled(c.config);
+  return c.config.dispatch == Dispatch::kInternal && SpEnabled(c.config);
 }
 
 const sut::RankObservation& Rank(const Case& c, const sut::Observation& obs, int64_t d,

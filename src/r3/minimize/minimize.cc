@@ -2,46 +2,19 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <sstream>
 #include <stdexcept>
 
 #include "r3/case/case_format.h"
-#include "r3/case/limits.h"
+#include "r3/case/case_fields.h"
 #include "r3/check/report.h"
 #include "r3/check/run_case.h"
-#include "r3/model/sequence_parallel.h"
 
 namespace r3::minimize {
 namespace {
 
 using check::Invariant;
 using Clock = std::chrono::steady_clock;
-
-// Values from `lo` up to (not including) `v`, smallest first: lo, then
-// v - (v-lo)/2, v - (v-lo)/4, ..., v - 1. Accepting the first that still
-// fails and starting over is a binary search when the failure is monotone.
-// Short ranges are tried exhaustively: failures are not monotone in the
-// counts (3 rows over TP 2 leave SP padding, 2 rows do not).
-std::vector<int64_t> Ladder(int64_t lo, int64_t v) {
-  std::vector<int64_t> out;
-  if (v <= lo) return out;
-  if (v - lo <= 16) {
-    for (int64_t x = lo; x < v; ++x) out.push_back(x);
-    return out;
-  }
-  for (int64_t delta = v - lo; delta > 0; delta /= 2) {
-    const int64_t x = v - delta;
-    if (out.empty() || out.back() != x) out.push_back(x);
-  }
-  return out;
-}
-
-int64_t MaxPadded(const Case& c) {
-  int64_t m = 0;
-  for (int64_t n : c.step.padded) m = std::max(m, n);
-  return m;
-}
 
 Case KeepRanks(const Case& c, size_t first, size_t count) {
   Case out = c;
@@ -59,6 +32,16 @@ Case DropRank(const Case& c, size_t d) {
   return out;
 }
 
+// Each value of the field's shrink ladder (case_fields.h), in a copy of `c`.
+void AddLadder(std::vector<Case>& out, const Case& c, FieldId id) {
+  const CaseField& field = Field(id);
+  for (int64_t v : ShrinkLadder(field, c)) {
+    Case n = c;
+    field.set(n, 0, v);
+    out.push_back(std::move(n));
+  }
+}
+
 // Every simpler neighbour of `c`, most structural first. Each candidate is
 // smaller in a well-founded order (dp, tp, ep, dispatch, sp, counts, M,
 // layers, top_k, experts only go down), so the greedy loop terminates.
@@ -67,33 +50,17 @@ std::vector<Case> Candidates(const Case& c) {
   const Config& cfg = c.config;
   const auto dp = static_cast<size_t>(cfg.dp);
   // Fewer DP ranks: a prefix, a suffix, then one rank at a time.
-  for (int64_t k : Ladder(1, cfg.dp)) {
+  for (int64_t k : ShrinkLadder(Field(FieldId::kDp), c)) {
     out.push_back(KeepRanks(c, 0, static_cast<size_t>(k)));
     out.push_back(KeepRanks(c, dp - static_cast<size_t>(k), static_cast<size_t>(k)));
   }
   if (dp > 1) {
     for (size_t d = 0; d < dp; ++d) out.push_back(DropRank(c, d));
   }
-  for (int64_t t : Ladder(1, cfg.tp)) {
-    Case n = c;
-    n.config.tp = t;
-    out.push_back(n);
-  }
-  if (cfg.ep) {
-    Case n = c;
-    n.config.ep = false;
-    out.push_back(n);
-  }
-  if (cfg.dispatch == Dispatch::kInternal) {
-    Case n = c;
-    n.config.dispatch = Dispatch::kNaive;
-    out.push_back(n);
-  }
+  for (FieldId id : {FieldId::kTp, FieldId::kEp, FieldId::kDispatch}) AddLadder(out, c, id);
   // SP: "off" where auto would turn it on; "auto" (the canonical spelling)
   // where it makes no difference.
-  Config as_auto = cfg;
-  as_auto.sp = SpMode::kAuto;
-  const bool auto_on = model::SpEnabled(as_auto);
+  const bool auto_on = SpPossible(cfg);
   if (cfg.sp == SpMode::kOn || (cfg.sp == SpMode::kAuto && auto_on)) {
     Case n = c;
     n.config.sp = SpMode::kOff;
@@ -107,7 +74,8 @@ std::vector<Case> Candidates(const Case& c) {
   // A smaller M with every count clamped to it: shrinks the whole step at
   // once, which per-rank edits cannot do when the failure needs all ranks
   // near M (a sizing failure at warmup).
-  for (int64_t m : Ladder(1, cfg.max_num_batched_tokens)) {
+  for (int64_t m : ShrinkLadder(Field(FieldId::kMaxNumBatchedTokens).lo,
+                                cfg.max_num_batched_tokens)) {
     Case n = c;
     n.config.max_num_batched_tokens = m;
     for (size_t d = 0; d < dp; ++d) {
@@ -117,16 +85,17 @@ std::vector<Case> Candidates(const Case& c) {
     out.push_back(n);
   }
   // Smaller steps: drop CUDA-graph padding, then shrink counts.
+  const CaseField& padded_field = Field(FieldId::kPadded);
   for (size_t d = 0; d < dp; ++d) {
     const int64_t tokens = c.step.tokens[d];
     const int64_t padded = c.step.padded[d];
-    for (int64_t p : Ladder(0, padded)) {  // both, keeping tokens <= padded
+    for (int64_t p : ShrinkLadder(padded_field.lo, padded)) {  // both, keeping tokens <= padded
       Case n = c;
       n.step.padded[d] = p;
       n.step.tokens[d] = std::min(tokens, p);
       out.push_back(n);
     }
-    for (int64_t p : Ladder(tokens, padded)) {  // less padding only
+    for (int64_t p : ShrinkLadder(padded_field, c, d)) {  // less padding only
       Case n = c;
       n.step.padded[d] = p;
       out.push_back(n);
@@ -140,25 +109,10 @@ std::vector<Case> Candidates(const Case& c) {
       out.push_back(n);
     }
   }
-  for (int64_t m : Ladder(std::max<int64_t>(1, MaxPadded(c)), cfg.max_num_batched_tokens)) {
-    Case n = c;
-    n.config.max_num_batched_tokens = m;
-    out.push_back(n);
-  }
-  for (int64_t l : Ladder(1, cfg.num_layers)) {
-    Case n = c;
-    n.config.num_layers = l;
-    out.push_back(n);
-  }
-  for (int64_t k : Ladder(1, cfg.top_k)) {
-    Case n = c;
-    n.config.top_k = k;
-    out.push_back(n);
-  }
-  for (int64_t e : Ladder(cfg.top_k, cfg.num_experts)) {
-    Case n = c;
-    n.config.num_experts = e;
-    out.push_back(n);
+  // M alone down to the largest count, then the sizes of the model.
+  for (FieldId id : {FieldId::kMaxNumBatchedTokens, FieldId::kNumLayers, FieldId::kTopK,
+                     FieldId::kNumExperts}) {
+    AddLadder(out, c, id);
   }
   return out;
 }
@@ -223,130 +177,66 @@ class Minimizer {
   bool exhausted_ = false;
 };
 
-// Alternatives probed for each field of the minimal case, with a setter.
+// Alternatives probed for each field of the minimal case.
 struct Alternative {
   std::string value;
   Case c;
 };
 
-void AddScalar(std::vector<Alternative>& alts, const Case& c, int64_t value,
-               const std::function<void(Case&, int64_t)>& set) {
+struct Probe {
+  std::string field;  // "tp", "tokens[0]"
+  std::string value;  // the minimal case's
+  std::vector<Alternative> alts;
+};
+
+// Labels come from the alternative itself, so they cannot disagree. Values
+// outside the field's range, repeats and no-ops are left out.
+void AddAlternative(std::vector<Alternative>& alts, const Case& c, const CaseField& field,
+                    int64_t value) {
+  if (value < field.lo || value > field.hi) return;
   Case n = c;
-  set(n, value);
-  const std::string text = std::to_string(value);
+  field.set(n, 0, value);
+  std::string text = FieldText(field, n);
   const bool seen = std::any_of(alts.begin(), alts.end(),
                                 [&](const Alternative& a) { return a.value == text; });
-  if (n != c && !seen) alts.push_back({text, n});
+  if (n != c && !seen) alts.push_back({std::move(text), std::move(n)});
 }
 
-std::vector<std::pair<std::string, std::vector<Alternative>>> Probes(const Case& c) {
-  std::vector<std::pair<std::string, std::vector<Alternative>>> fields;
-  const Config& cfg = c.config;
-  {
-    std::vector<Alternative> alts;
-    // Labels come from the alternative itself, so they cannot disagree.
-    if (cfg.dp > 1) {
-      Case fewer = KeepRanks(c, 0, c.step.tokens.size() - 1);
-      alts.push_back({std::to_string(fewer.config.dp), fewer});
+// Per field of the table: every other choice, or one less, one more (and
+// twice, where the table asks). dp one more is a copy of the last rank.
+std::vector<Probe> Probes(const Case& c) {
+  std::vector<Probe> fields;
+  for (const CaseField& field : CaseFields()) {
+    if (field.kind == FieldKind::kPerRank) continue;  // below, rank by rank
+    Probe probe{std::string(field.name), FieldText(field, c), {}};
+    const int64_t v = field.get(c, 0);
+    if (field.kind == FieldKind::kChoice) {
+      for (int64_t x = field.lo; x <= field.hi; ++x) AddAlternative(probe.alts, c, field, x);
+    } else {
+      AddAlternative(probe.alts, c, field, v - 1);
+      AddAlternative(probe.alts, c, field, v + 1);
+      if (field.probe_double) AddAlternative(probe.alts, c, field, v * 2);
     }
-    Case more = c;  // one more DP rank, a copy of the last one
-    more.config.dp += 1;
-    more.step.tokens.push_back(c.step.tokens.back());
-    more.step.padded.push_back(c.step.padded.back());
-    alts.push_back({std::to_string(more.config.dp), more});
-    fields.emplace_back("dp", std::move(alts));
-  }
-  {
-    std::vector<Alternative> alts;
-    for (int64_t t : {cfg.tp - 1, cfg.tp + 1, cfg.tp * 2}) {
-      AddScalar(alts, c, t, [](Case& n, int64_t v) { n.config.tp = v; });
-    }
-    fields.emplace_back("tp", std::move(alts));
-  }
-  {
-    Case n = c;
-    n.config.ep = !cfg.ep;
-    fields.emplace_back("ep", std::vector<Alternative>{{n.config.ep ? "on" : "off", n}});
-  }
-  {
-    Case n = c;
-    n.config.dispatch = cfg.dispatch == Dispatch::kNaive ? Dispatch::kInternal : Dispatch::kNaive;
-    fields.emplace_back("dispatch",
-                        std::vector<Alternative>{{std::string(DispatchName(n.config.dispatch)), n}});
-  }
-  {
-    std::vector<Alternative> alts;
-    for (SpMode mode : {SpMode::kAuto, SpMode::kOn, SpMode::kOff}) {
-      if (mode == cfg.sp) continue;
-      Case n = c;
-      n.config.sp = mode;
-      alts.push_back({std::string(SpModeName(mode)), n});
-    }
-    fields.emplace_back("sp", std::move(alts));
-  }
-  {
-    std::vector<Alternative> alts;
-    const int64_t m = cfg.max_num_batched_tokens;
-    for (int64_t v : {m - 1, m + 1, m * 2}) {
-      AddScalar(alts, c, v, [](Case& n, int64_t x) { n.config.max_num_batched_tokens = x; });
-    }
-    fields.emplace_back("max_num_batched_tokens", std::move(alts));
-  }
-  {
-    std::vector<Alternative> alts;
-    for (int64_t v : {cfg.top_k - 1, cfg.top_k + 1}) {
-      AddScalar(alts, c, v, [](Case& n, int64_t x) { n.config.top_k = x; });
-    }
-    fields.emplace_back("top_k", std::move(alts));
-  }
-  {
-    std::vector<Alternative> alts;
-    for (int64_t v : {cfg.num_experts - 1, cfg.num_experts + 1, cfg.num_experts * 2}) {
-      AddScalar(alts, c, v, [](Case& n, int64_t x) { n.config.num_experts = x; });
-    }
-    fields.emplace_back("num_experts", std::move(alts));
-  }
-  {
-    std::vector<Alternative> alts;
-    for (int64_t v : {cfg.num_layers - 1, cfg.num_layers + 1}) {
-      AddScalar(alts, c, v, [](Case& n, int64_t x) { n.config.num_layers = x; });
-    }
-    fields.emplace_back("num_layers", std::move(alts));
+    fields.push_back(std::move(probe));
   }
   // Each DP rank's counts: one token more or fewer, padding kept consistent.
   for (size_t d = 0; d < c.step.tokens.size(); ++d) {
-    std::vector<Alternative> tokens;
-    std::vector<Alternative> padded;
+    const std::string rank = "[" + std::to_string(d) + "]";
+    Probe tokens{"tokens" + rank, std::to_string(c.step.tokens[d]), {}};
+    Probe padded{"padded" + rank, std::to_string(c.step.padded[d]), {}};
     for (int64_t delta : {-1, 1}) {
       Case n = c;
       n.step.tokens[d] += delta;
       n.step.padded[d] = std::max(n.step.padded[d], n.step.tokens[d]);
-      tokens.push_back({std::to_string(n.step.tokens[d]), n});
+      tokens.alts.push_back({std::to_string(n.step.tokens[d]), n});
       Case p = c;
       p.step.padded[d] += delta;
-      padded.push_back({std::to_string(p.step.padded[d]), p});
+      padded.alts.push_back({std::to_string(p.step.padded[d]), p});
     }
-    fields.emplace_back("tokens[" + std::to_string(d) + "]", std::move(tokens));
-    fields.emplace_back("padded[" + std::to_string(d) + "]", std::move(padded));
+    fields.push_back(std::move(tokens));
+    fields.push_back(std::move(padded));
   }
   return fields;
-}
-
-std::string FieldValue(const Case& c, const std::string& field) {
-  const Config& cfg = c.config;
-  if (field == "dp") return std::to_string(cfg.dp);
-  if (field == "tp") return std::to_string(cfg.tp);
-  if (field == "ep") return cfg.ep ? "on" : "off";
-  if (field == "dispatch") return std::string(DispatchName(cfg.dispatch));
-  if (field == "sp") return std::string(SpModeName(cfg.sp));
-  if (field == "max_num_batched_tokens") return std::to_string(cfg.max_num_batched_tokens);
-  if (field == "top_k") return std::to_string(cfg.top_k);
-  if (field == "num_experts") return std::to_string(cfg.num_experts);
-  if (field == "num_layers") return std::to_string(cfg.num_layers);
-  // "tokens[d]" / "padded[d]": that DP rank's value.
-  const size_t d = std::stoul(field.substr(field.find('[') + 1));
-  if (field.rfind("tokens", 0) == 0) return std::to_string(c.step.tokens[d]);
-  return std::to_string(c.step.padded[d]);
 }
 
 // Stops at the budget like the shrinking does (on a large case the probes
@@ -355,9 +245,9 @@ std::vector<FieldReport> ReportFields(const Case& minimal, Minimizer& judge,
                                       const sut::SutOptions& options, bool* complete) {
   std::vector<FieldReport> reports;
   *complete = true;
-  for (auto& [field, alts] : Probes(minimal)) {
-    FieldReport report{field, FieldValue(minimal, field), {}};
-    for (const Alternative& alt : alts) {
+  for (const Probe& field : Probes(minimal)) {
+    FieldReport report{field.field, field.value, {}};
+    for (const Alternative& alt : field.alts) {
       if (judge.OutOfBudget()) {
         *complete = false;
         if (!report.probes.empty()) reports.push_back(std::move(report));

@@ -4,11 +4,6 @@
 
 namespace r3::model {
 
-bool SpEnabled(const Config& config) {
-  if (config.sp == SpMode::kOff) return false;
-  return config.ep && config.tp > 1 && config.dp > 1;
-}
-
 int64_t ShardRows(int64_t padded_tokens, int64_t tp) { return CeilDiv(padded_tokens, tp); }
 
 std::optional<std::vector<int64_t>> LocalSizes(const Case& c) {

@@ -1,5 +1,6 @@
-// Sequence parallelism for MoE: when it is on, and the `local_sizes` list
-// the MoE runner publishes for every forward with DP metadata.
+// Sequence parallelism for MoE: the `local_sizes` list the MoE runner
+// publishes for every forward with DP metadata. When SP is on is the case
+// layer's rule (r3::SpEnabled, case.h).
 #ifndef R3_MODEL_SEQUENCE_PARALLEL_H_
 #define R3_MODEL_SEQUENCE_PARALLEL_H_
 
@@ -10,10 +11,6 @@
 #include "r3/case/case.h"
 
 namespace r3::model {
-
-// SP is on iff EP is on, TP > 1 and DP > 1 (every backend modelled here
-// supports it), unless the case forces it off.
-bool SpEnabled(const Config& config);
 
 // Rows of DP rank d held by each of its SP shards: cdiv(N[d], T).
 int64_t ShardRows(int64_t padded_tokens, int64_t tp);

@@ -1,0 +1,164 @@
+#include "r3/case/case_fields.h"
+
+#include <algorithm>
+#include <array>
+
+#include "r3/case/limits.h"
+
+namespace r3 {
+namespace {
+
+constexpr std::array<std::string_view, 2> kOnOff = {"off", "on"};
+constexpr std::array<std::string_view, 2> kDispatchNames = {"naive", "internal"};
+constexpr std::array<std::string_view, 3> kSpNames = {"auto", "on", "off"};
+
+int64_t MaxPadded(const Case& c) {
+  int64_t m = 0;
+  for (int64_t n : c.step.padded) m = std::max(m, n);
+  return m;
+}
+
+size_t One(const Case&) { return 1; }
+
+void Resize(Case& c, int64_t dp) {
+  const auto n = static_cast<size_t>(std::max<int64_t>(dp, 0));
+  std::vector<int64_t>& tokens = c.step.tokens;
+  std::vector<int64_t>& padded = c.step.padded;
+  padded.resize(tokens.size(), 0);  // a step under construction may lack them
+  const int64_t last_t = tokens.empty() ? 0 : tokens.back();
+  const int64_t last_n = padded.empty() ? 0 : padded.back();
+  tokens.resize(n, last_t);
+  padded.resize(n, last_n);
+  c.config.dp = dp;
+}
+
+// A config integer: range [1, hi], no floor or ceiling beyond it.
+template <int64_t Config::*kMember, int64_t kHi>
+constexpr CaseField IntField(FieldId id, std::string_view name, bool probe_double) {
+  return {id,
+          name,
+          FieldKind::kInt,
+          1,
+          kHi,
+          {},
+          {},
+          probe_double,
+          One,
+          [](const Case& c, size_t) { return c.config.*kMember; },
+          [](Case& c, size_t, int64_t v) { c.config.*kMember = v; },
+          [](const Case&, size_t) { return int64_t{1}; },
+          [](const Case&, size_t) { return kHi; }};
+}
+
+template <size_t kN>
+constexpr int64_t LastChoice(const std::array<std::string_view, kN>&) {
+  return static_cast<int64_t>(kN) - 1;
+}
+
+constexpr std::array<CaseField, kFieldCount> kFields = {{
+    {FieldId::kDp, "dp", FieldKind::kInt, 1, kMaxDp, {}, {}, false, One,
+     [](const Case& c, size_t) { return c.config.dp; },
+     [](Case& c, size_t, int64_t v) { Resize(c, v); },
+     [](const Case&, size_t) { return int64_t{1}; },
+     [](const Case&, size_t) { return kMaxDp; }},
+    IntField<&Config::tp, kMaxTp>(FieldId::kTp, "tp", true),
+    {FieldId::kEp, "ep", FieldKind::kChoice, 0, LastChoice(kOnOff), kOnOff, {}, false, One,
+     [](const Case& c, size_t) { return int64_t{c.config.ep ? 1 : 0}; },
+     [](Case& c, size_t, int64_t v) { c.config.ep = v != 0; },
+     [](const Case&, size_t) { return int64_t{0}; },
+     [](const Case&, size_t) { return LastChoice(kOnOff); }},
+    {FieldId::kDispatch, "dispatch", FieldKind::kChoice, 0, LastChoice(kDispatchNames),
+     kDispatchNames, {}, false, One,
+     [](const Case& c, size_t) { return static_cast<int64_t>(c.config.dispatch); },
+     [](Case& c, size_t, int64_t v) { c.config.dispatch = static_cast<Dispatch>(v); },
+     [](const Case&, size_t) { return int64_t{0}; },
+     [](const Case&, size_t) { return LastChoice(kDispatchNames); }},
+    {FieldId::kSp, "sp", FieldKind::kChoice, 0, LastChoice(kSpNames), kSpNames, {}, false, One,
+     [](const Case& c, size_t) { return static_cast<int64_t>(c.config.sp); },
+     [](Case& c, size_t, int64_t v) { c.config.sp = static_cast<SpMode>(v); },
+     [](const Case&, size_t) { return int64_t{0}; },
+     [](const Case&, size_t) { return LastChoice(kSpNames); }},
+    {FieldId::kMaxNumBatchedTokens, "max_num_batched_tokens", FieldKind::kInt, 1,
+     kMaxBatchedTokens, {}, {}, true, One,
+     [](const Case& c, size_t) { return c.config.max_num_batched_tokens; },
+     [](Case& c, size_t, int64_t v) { c.config.max_num_batched_tokens = v; },
+     [](const Case& c, size_t) { return std::max<int64_t>(1, MaxPadded(c)); },
+     [](const Case&, size_t) { return kMaxBatchedTokens; }},
+    {FieldId::kTopK, "top_k", FieldKind::kInt, 1, kMaxTopK, {}, {}, false, One,
+     [](const Case& c, size_t) { return c.config.top_k; },
+     [](Case& c, size_t, int64_t v) { c.config.top_k = v; },
+     [](const Case&, size_t) { return int64_t{1}; },
+     [](const Case& c, size_t) { return std::min(kMaxTopK, c.config.num_experts); }},
+    {FieldId::kNumExperts, "num_experts", FieldKind::kInt, 1, kMaxExperts, {}, {}, true, One,
+     [](const Case& c, size_t) { return c.config.num_experts; },
+     [](Case& c, size_t, int64_t v) { c.config.num_experts = v; },
+     [](const Case& c, size_t) { return std::max<int64_t>(1, c.config.top_k); },
+     [](const Case&, size_t) { return kMaxExperts; }},
+    IntField<&Config::num_layers, kMaxLayers>(FieldId::kNumLayers, "num_layers", false),
+    {FieldId::kTokens, "tokens", FieldKind::kPerRank, 0, kMaxBatchedTokens, {}, {}, false,
+     [](const Case& c) { return c.step.tokens.size(); },
+     [](const Case& c, size_t d) { return c.step.tokens[d]; },
+     [](Case& c, size_t d, int64_t v) { c.step.tokens[d] = v; },
+     [](const Case&, size_t) { return int64_t{0}; },
+     [](const Case& c, size_t) { return c.config.max_num_batched_tokens; }},
+    {FieldId::kPadded, "padded", FieldKind::kPerRank, 0, kMaxBatchedTokens, {}, "tokens", false,
+     [](const Case& c) { return c.step.padded.size(); },
+     [](const Case& c, size_t d) { return c.step.padded[d]; },
+     [](Case& c, size_t d, int64_t v) { c.step.padded[d] = v; },
+     [](const Case& c, size_t d) { return c.step.tokens[d]; },
+     [](const Case& c, size_t) { return c.config.max_num_batched_tokens; }},
+}};
+
+// Dependencies first: SP's rule reads ep, tp and dp; top_k's ceiling is
+// num_experts; the counts' ceiling is M and padded's floor is tokens.
+constexpr std::array<FieldId, kFieldCount> kDependencyOrder = {
+    FieldId::kDp,         FieldId::kTp,   FieldId::kEp,        FieldId::kDispatch,
+    FieldId::kSp,         FieldId::kNumExperts, FieldId::kTopK, FieldId::kNumLayers,
+    FieldId::kMaxNumBatchedTokens, FieldId::kTokens, FieldId::kPadded};
+
+}  // namespace
+
+std::span<const CaseField> CaseFields() { return kFields; }
+
+const CaseField& Field(FieldId id) { return kFields[static_cast<size_t>(id)]; }
+
+const CaseField* FindField(std::string_view name) {
+  for (const CaseField& field : kFields) {
+    if (field.name == name) return &field;
+  }
+  return nullptr;
+}
+
+std::span<const FieldId> FieldsInDependencyOrder() { return kDependencyOrder; }
+
+std::string FieldText(const CaseField& field, const Case& c, size_t rank) {
+  const int64_t v = field.get(c, rank);
+  if (field.kind == FieldKind::kChoice) return std::string(field.choices[static_cast<size_t>(v)]);
+  return std::to_string(v);
+}
+
+std::vector<int64_t> FieldValues(const CaseField& field, const Case& c) {
+  std::vector<int64_t> values;
+  for (size_t i = 0, n = field.count(c); i < n; ++i) values.push_back(field.get(c, i));
+  return values;
+}
+
+std::vector<int64_t> ShrinkLadder(int64_t lo, int64_t v) {
+  std::vector<int64_t> out;
+  if (v <= lo) return out;
+  if (v - lo <= 16) {
+    for (int64_t x = lo; x < v; ++x) out.push_back(x);
+    return out;
+  }
+  for (int64_t delta = v - lo; delta > 0; delta /= 2) {
+    const int64_t x = v - delta;
+    if (out.empty() || out.back() != x) out.push_back(x);
+  }
+  return out;
+}
+
+std::vector<int64_t> ShrinkLadder(const CaseField& field, const Case& c, size_t rank) {
+  return ShrinkLadder(field.floor(c, rank), field.get(c, rank));
+}
+
+}  // namespace r3
