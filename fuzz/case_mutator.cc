@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "r3/case/case_shape.h"
 #include "r3/case/limits.h"
 
 namespace r3::fuzz {
@@ -121,22 +122,18 @@ void EditOnce(Case& c, Rng& rng) {
   }
 }
 
-// Brings an edited case back into the valid set with the least change.
-void Repair(Case& c) {
-  Config& cfg = c.config;
-  cfg.dp = static_cast<int64_t>(c.step.tokens.size());
-  cfg.tp = std::clamp<int64_t>(cfg.tp, 1, kMutatorMaxTp);
-  cfg.num_experts = std::clamp<int64_t>(cfg.num_experts, 1, kMaxExperts);
-  cfg.top_k = std::clamp<int64_t>(cfg.top_k, 1, std::min(kMaxTopK, cfg.num_experts));
-  cfg.num_layers = std::clamp<int64_t>(cfg.num_layers, 1, kMaxLayers);
-  if (cfg.sp == SpMode::kOn && !SpPossible(cfg)) cfg.sp = SpMode::kAuto;
-  cfg.max_num_batched_tokens = std::clamp<int64_t>(cfg.max_num_batched_tokens, 1, kMutatorMaxTokens);
-  const int64_t m = cfg.max_num_batched_tokens;
-  for (size_t d = 0; d < c.step.tokens.size(); ++d) {
-    c.step.tokens[d] = std::clamp<int64_t>(c.step.tokens[d], 0, m);
-    c.step.padded[d] = std::clamp<int64_t>(c.step.padded[d], c.step.tokens[d], m);
-  }
+// The mutator's bounds as a shape of the case domain: its repair is the
+// domain's clamp (limits, top_k <= experts, tokens <= padded <= M, SP on
+// only where it can exist), with the least change.
+const CaseShape& MutatorShape() {
+  static const CaseShape shape = CaseShape()
+                                     .Set(FieldId::kDp, 1, kMutatorMaxDp)
+                                     .Set(FieldId::kTp, 1, kMutatorMaxTp)
+                                     .Set(FieldId::kMaxNumBatchedTokens, 1, kMutatorMaxTokens);
+  return shape;
 }
+
+void Repair(Case& c) { ClampToShape(c, MutatorShape()); }
 
 }  // namespace
 

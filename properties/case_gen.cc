@@ -7,26 +7,6 @@
 #include "r3/case/case_format.h"
 #include "r3/case/limits.h"
 
-namespace r3 {
-
-void showValue(const Case& c, std::ostream& os) { os << "\n" << PrintCase(c); }
-
-void showValue(const Config& c, std::ostream& os) {
-  os << "dp " << c.dp << ", tp " << c.tp << ", ep " << (c.ep ? "on" : "off") << ", dispatch "
-     << DispatchName(c.dispatch) << ", sp " << SpModeName(c.sp) << ", M "
-     << c.max_num_batched_tokens << ", top_k " << c.top_k << ", num_experts " << c.num_experts
-     << ", num_layers " << c.num_layers;
-}
-
-void showValue(const Step& s, std::ostream& os) {
-  os << "tokens";
-  for (int64_t t : s.tokens) os << " " << t;
-  os << " / padded";
-  for (int64_t n : s.padded) os << " " << n;
-}
-
-}  // namespace r3
-
 namespace r3::props {
 namespace {
 
@@ -174,6 +154,12 @@ rc::Gen<I> GenGraphSize(I m) {
 }
 
 }  // namespace
+
+const CaseShape& GeneratorShape() {
+  static const CaseShape shape =
+      CaseShape().Set(FieldId::kDp, 1, kGenMaxDp).Set(FieldId::kTp, 1, kGenMaxTp);
+  return shape;
+}
 
 std::optional<int64_t> CaptureSizeFor(int64_t tokens, int64_t max_tokens) {
   for (I s : CaptureSizesUpTo(max_tokens)) {

@@ -17,23 +17,18 @@
 
 #include <rapidcheck.h>
 
+#include "properties/case_domain_gen.h"
 #include "r3/case/case.h"
-
-namespace r3 {
-
-// RapidCheck prints counterexamples with this (found by ADL): the r3case
-// text, ready to be saved as a file.
-void showValue(const Case& c, std::ostream& os);
-void showValue(const Config& c, std::ostream& os);
-void showValue(const Step& s, std::ostream& os);
-
-}  // namespace r3
 
 namespace r3::props {
 
 // Generator ranges (the spec's deployments): DP 1..64, TP 1..8.
 inline constexpr int64_t kGenMaxDp = 64;
 inline constexpr int64_t kGenMaxTp = 8;
+
+// Those ranges as a shape of the case domain; every other field spans its
+// limits. GenCase's cases lie in it.
+const CaseShape& GeneratorShape();
 
 // The step shapes GenStep draws from, in shrink order (first = simplest).
 enum class StepKind {

@@ -16,6 +16,7 @@
 #include "properties/case_gen.h"
 #include "properties/invariant_property.h"
 #include "r3/case/case_format.h"
+#include "r3/case/corpus.h"
 #include "r3check_config.h"
 
 namespace r3::props {
@@ -90,10 +91,8 @@ TEST(Coverage, LoneTokenUnderEveryDispatchPathIsAboveItsFloor) {
 // regressions_test, and in every `verify`).
 TEST(Coverage, SeedsIncludeALoneToken) {
   int lone = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(R3CHECK_SOURCE_CORPUS) + "/seeds")) {
-    if (entry.path().extension() != ".r3case") continue;
-    const std::vector<std::string> classes = CaseClasses(LoadCaseFile(entry.path().string()));
+  for (const std::string& path : ListCaseFiles(std::string(R3CHECK_SOURCE_CORPUS) + "/seeds")) {
+    const std::vector<std::string> classes = CaseClasses(LoadCaseFile(path));
     lone += std::count(classes.begin(), classes.end(), "lone-token") > 0 ? 1 : 0;
   }
   EXPECT_GE(lone, 1) << "no case in corpus/seeds has one DP rank with a single token and the "

@@ -31,14 +31,12 @@ RC_GTEST_PROP(Generators, CasesRoundTripThroughTheCaseFormat, ()) {
   RC_ASSERT(PrintCase(ParseCase(text, "<generated>")) == text);
 }
 
-RC_GTEST_PROP(Generators, ConfigurationsStayInTheSpecRanges, ()) {
-  const Config cfg = *GenConfig();
-  RC_ASSERT(cfg.dp >= 1 && cfg.dp <= kGenMaxDp);
-  RC_ASSERT(cfg.tp >= 1 && cfg.tp <= kGenMaxTp);
-  RC_ASSERT(cfg.max_num_batched_tokens >= 1 && cfg.max_num_batched_tokens <= kMaxBatchedTokens);
-  RC_ASSERT(cfg.num_experts >= 1 && cfg.num_experts <= kMaxExperts);
-  RC_ASSERT(cfg.top_k >= 1 && cfg.top_k <= cfg.num_experts);
-  if (cfg.sp == SpMode::kOn) RC_ASSERT(SpPossible(cfg));
+RC_GTEST_PROP(Generators, CasesStayInTheGeneratorShape, ()) {
+  const Case c = *GenCase();
+  RC_ASSERT(GeneratorShape().Contains(c));
+  RC_ASSERT(GeneratorShape().Range(FieldId::kDp).hi == kGenMaxDp);
+  RC_ASSERT(GeneratorShape().Range(FieldId::kTp).hi == kGenMaxTp);
+  if (c.config.sp == SpMode::kOn) RC_ASSERT(SpPossible(c.config));
 }
 
 // Each step kind, for any configuration, obeys its own shape.

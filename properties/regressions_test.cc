@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "r3/case/case_format.h"
+#include "r3/case/corpus.h"
 #include "r3/check/known_findings.h"
 #include "r3/check/report.h"
 #include "r3/check/run_case.h"
@@ -27,14 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<std::string> CaseFiles(const std::string& dir) {
-  std::vector<std::string> files;
-  const fs::path root = fs::path(R3CHECK_SOURCE_CORPUS) / dir;
-  if (!fs::is_directory(root)) return files;
-  for (const auto& entry : fs::directory_iterator(root)) {
-    if (entry.path().extension() == ".r3case") files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+  return ListCaseFiles((fs::path(R3CHECK_SOURCE_CORPUS) / dir).string());
 }
 
 std::string TestName(const testing::TestParamInfo<std::string>& info) {

@@ -15,8 +15,8 @@ Case ReadCaseArg(const std::string& path);
 // How reports name an input: the path, or "<stdin>" for "-".
 std::string DisplayName(const std::string& path);
 
-// *.r3case files directly under `dir`, sorted by name; none if it is absent.
-std::vector<std::string> ListCaseFiles(const std::string& dir);
+// r3::ListCaseFiles (r3/case/corpus.h), its errors as usage errors.
+std::vector<std::string> ListCorpusFolder(const std::string& dir);
 
 }  // namespace r3::cli
 

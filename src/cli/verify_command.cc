@@ -102,9 +102,9 @@ class Verifier {
            << "corpus " << corpus << ", " << args_.cases << " generated cases, seed "
            << args_.seed << "\n\n";
     // Regressions run first: they are the cases that failed before.
-    RunFiles("regressions", ListCaseFiles(corpus + "/regressions"), /*expect_finding=*/false);
-    RunFiles("seeds", ListCaseFiles(corpus + "/seeds"), /*expect_finding=*/false);
-    RunFiles("findings", ListCaseFiles(corpus + "/findings"), /*expect_finding=*/true);
+    RunFiles("regressions", ListCorpusFolder(corpus + "/regressions"), /*expect_finding=*/false);
+    RunFiles("seeds", ListCorpusFolder(corpus + "/seeds"), /*expect_finding=*/false);
+    RunFiles("findings", ListCorpusFolder(corpus + "/findings"), /*expect_finding=*/true);
     RunGenerated();
     PrintSummary();
     if (!args_.junit.empty()) WriteJunit(args_.junit, "r3check-verify", records_);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "r3/case/case_format.h"
+#include "r3/case/corpus.h"
 #include "r3/check/run_case.h"
 #include "r3/sample/case_sampler.h"
 #include "r3check_config.h"
@@ -18,10 +19,8 @@ namespace {
 std::vector<std::string> CorpusFiles() {
   std::vector<std::string> files;
   for (const char* sub : {"seeds", "regressions"}) {
-    const std::filesystem::path dir = std::filesystem::path(R3CHECK_SOURCE_CORPUS) / sub;
-    if (!std::filesystem::exists(dir)) continue;
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-      if (entry.path().extension() == ".r3case") files.push_back(entry.path().string());
+    for (std::string& path : ListCaseFiles(std::string(R3CHECK_SOURCE_CORPUS) + "/" + sub)) {
+      files.push_back(std::move(path));
     }
   }
   std::sort(files.begin(), files.end());

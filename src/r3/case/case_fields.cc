@@ -12,12 +12,6 @@ constexpr std::array<std::string_view, 2> kOnOff = {"off", "on"};
 constexpr std::array<std::string_view, 2> kDispatchNames = {"naive", "internal"};
 constexpr std::array<std::string_view, 3> kSpNames = {"auto", "on", "off"};
 
-int64_t MaxPadded(const Case& c) {
-  int64_t m = 0;
-  for (int64_t n : c.step.padded) m = std::max(m, n);
-  return m;
-}
-
 size_t One(const Case&) { return 1; }
 
 void Resize(Case& c, int64_t dp) {
@@ -32,7 +26,7 @@ void Resize(Case& c, int64_t dp) {
   c.config.dp = dp;
 }
 
-// A config integer: range [1, hi], no floor or ceiling beyond it.
+// A config integer in [1, hi], bound by no other field.
 template <int64_t Config::*kMember, int64_t kHi>
 constexpr CaseField IntField(FieldId id, std::string_view name, bool probe_double) {
   return {id,
@@ -46,8 +40,8 @@ constexpr CaseField IntField(FieldId id, std::string_view name, bool probe_doubl
           One,
           [](const Case& c, size_t) { return c.config.*kMember; },
           [](Case& c, size_t, int64_t v) { c.config.*kMember = v; },
-          [](const Case&, size_t) { return int64_t{1}; },
-          [](const Case&, size_t) { return kHi; }};
+          {},
+          {}};
 }
 
 template <size_t kN>
@@ -58,59 +52,43 @@ constexpr int64_t LastChoice(const std::array<std::string_view, kN>&) {
 constexpr std::array<CaseField, kFieldCount> kFields = {{
     {FieldId::kDp, "dp", FieldKind::kInt, 1, kMaxDp, {}, {}, false, One,
      [](const Case& c, size_t) { return c.config.dp; },
-     [](Case& c, size_t, int64_t v) { Resize(c, v); },
-     [](const Case&, size_t) { return int64_t{1}; },
-     [](const Case&, size_t) { return kMaxDp; }},
+     [](Case& c, size_t, int64_t v) { Resize(c, v); }, {}, {}},
     IntField<&Config::tp, kMaxTp>(FieldId::kTp, "tp", true),
     {FieldId::kEp, "ep", FieldKind::kChoice, 0, LastChoice(kOnOff), kOnOff, {}, false, One,
      [](const Case& c, size_t) { return int64_t{c.config.ep ? 1 : 0}; },
-     [](Case& c, size_t, int64_t v) { c.config.ep = v != 0; },
-     [](const Case&, size_t) { return int64_t{0}; },
-     [](const Case&, size_t) { return LastChoice(kOnOff); }},
+     [](Case& c, size_t, int64_t v) { c.config.ep = v != 0; }, {}, {}},
     {FieldId::kDispatch, "dispatch", FieldKind::kChoice, 0, LastChoice(kDispatchNames),
      kDispatchNames, {}, false, One,
      [](const Case& c, size_t) { return static_cast<int64_t>(c.config.dispatch); },
-     [](Case& c, size_t, int64_t v) { c.config.dispatch = static_cast<Dispatch>(v); },
-     [](const Case&, size_t) { return int64_t{0}; },
-     [](const Case&, size_t) { return LastChoice(kDispatchNames); }},
+     [](Case& c, size_t, int64_t v) { c.config.dispatch = static_cast<Dispatch>(v); }, {}, {}},
     {FieldId::kSp, "sp", FieldKind::kChoice, 0, LastChoice(kSpNames), kSpNames, {}, false, One,
      [](const Case& c, size_t) { return static_cast<int64_t>(c.config.sp); },
-     [](Case& c, size_t, int64_t v) { c.config.sp = static_cast<SpMode>(v); },
-     [](const Case&, size_t) { return int64_t{0}; },
-     [](const Case&, size_t) { return LastChoice(kSpNames); }},
+     [](Case& c, size_t, int64_t v) { c.config.sp = static_cast<SpMode>(v); }, {}, {}},
     {FieldId::kMaxNumBatchedTokens, "max_num_batched_tokens", FieldKind::kInt, 1,
      kMaxBatchedTokens, {}, {}, true, One,
      [](const Case& c, size_t) { return c.config.max_num_batched_tokens; },
-     [](Case& c, size_t, int64_t v) { c.config.max_num_batched_tokens = v; },
-     [](const Case& c, size_t) { return std::max<int64_t>(1, MaxPadded(c)); },
-     [](const Case&, size_t) { return kMaxBatchedTokens; }},
+     [](Case& c, size_t, int64_t v) { c.config.max_num_batched_tokens = v; }, {}, {}},
     {FieldId::kTopK, "top_k", FieldKind::kInt, 1, kMaxTopK, {}, {}, false, One,
      [](const Case& c, size_t) { return c.config.top_k; },
-     [](Case& c, size_t, int64_t v) { c.config.top_k = v; },
-     [](const Case&, size_t) { return int64_t{1}; },
-     [](const Case& c, size_t) { return std::min(kMaxTopK, c.config.num_experts); }},
+     [](Case& c, size_t, int64_t v) { c.config.top_k = v; }, {}, FieldId::kNumExperts},
     {FieldId::kNumExperts, "num_experts", FieldKind::kInt, 1, kMaxExperts, {}, {}, true, One,
      [](const Case& c, size_t) { return c.config.num_experts; },
-     [](Case& c, size_t, int64_t v) { c.config.num_experts = v; },
-     [](const Case& c, size_t) { return std::max<int64_t>(1, c.config.top_k); },
-     [](const Case&, size_t) { return kMaxExperts; }},
+     [](Case& c, size_t, int64_t v) { c.config.num_experts = v; }, {}, {}},
     IntField<&Config::num_layers, kMaxLayers>(FieldId::kNumLayers, "num_layers", false),
     {FieldId::kTokens, "tokens", FieldKind::kPerRank, 0, kMaxBatchedTokens, {}, {}, false,
      [](const Case& c) { return c.step.tokens.size(); },
      [](const Case& c, size_t d) { return c.step.tokens[d]; },
-     [](Case& c, size_t d, int64_t v) { c.step.tokens[d] = v; },
-     [](const Case&, size_t) { return int64_t{0}; },
-     [](const Case& c, size_t) { return c.config.max_num_batched_tokens; }},
+     [](Case& c, size_t d, int64_t v) { c.step.tokens[d] = v; }, {},
+     FieldId::kMaxNumBatchedTokens},
     {FieldId::kPadded, "padded", FieldKind::kPerRank, 0, kMaxBatchedTokens, {}, "tokens", false,
      [](const Case& c) { return c.step.padded.size(); },
      [](const Case& c, size_t d) { return c.step.padded[d]; },
-     [](Case& c, size_t d, int64_t v) { c.step.padded[d] = v; },
-     [](const Case& c, size_t d) { return c.step.tokens[d]; },
-     [](const Case& c, size_t) { return c.config.max_num_batched_tokens; }},
+     [](Case& c, size_t d, int64_t v) { c.step.padded[d] = v; }, FieldId::kTokens,
+     FieldId::kMaxNumBatchedTokens},
 }};
 
-// Dependencies first: SP's rule reads ep, tp and dp; top_k's ceiling is
-// num_experts; the counts' ceiling is M and padded's floor is tokens.
+// Every `below`/`above` before the field naming it; SP after ep, tp and dp,
+// whose values its rule reads.
 constexpr std::array<FieldId, kFieldCount> kDependencyOrder = {
     FieldId::kDp,         FieldId::kTp,   FieldId::kEp,        FieldId::kDispatch,
     FieldId::kSp,         FieldId::kNumExperts, FieldId::kTopK, FieldId::kNumLayers,
@@ -157,8 +135,34 @@ std::vector<int64_t> ShrinkLadder(int64_t lo, int64_t v) {
   return out;
 }
 
+FieldRange DependentBounds(const CaseField& field, const Case& c, size_t rank) {
+  // The other field's value at `rank` (its only value, for a scalar).
+  auto value = [&c, rank](FieldId id) {
+    const CaseField& other = Field(id);
+    return other.get(c, other.kind == FieldKind::kPerRank ? rank : 0);
+  };
+  FieldRange r{field.lo, field.hi};
+  if (field.below) r.lo = std::max(r.lo, value(*field.below));
+  if (field.above) r.hi = std::min(r.hi, value(*field.above));
+  return r;
+}
+
+FieldRange BoundsIn(const CaseField& field, const Case& c, size_t rank) {
+  FieldRange r = DependentBounds(field, c, rank);
+  for (const CaseField& other : kFields) {  // the fields that name this one
+    const bool each_rank = other.kind == FieldKind::kPerRank && field.kind != FieldKind::kPerRank;
+    const size_t first = each_rank ? 0 : rank;
+    const size_t last = each_rank ? other.count(c) : rank + 1;
+    for (size_t i = first; i < last; ++i) {
+      if (other.above == field.id) r.lo = std::max(r.lo, other.get(c, i));
+      if (other.below == field.id) r.hi = std::min(r.hi, other.get(c, i));
+    }
+  }
+  return r;
+}
+
 std::vector<int64_t> ShrinkLadder(const CaseField& field, const Case& c, size_t rank) {
-  return ShrinkLadder(field.floor(c, rank), field.get(c, rank));
+  return ShrinkLadder(BoundsIn(field, c, rank).lo, field.get(c, rank));
 }
 
 }  // namespace r3

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -63,11 +64,12 @@ struct CaseField {
   // Setting dp resizes the step: ranks past the new count go, new ranks
   // copy the last one (zero tokens when there is none).
   void (*set)(Case& c, size_t rank, int64_t value);
-  // The smallest and largest value the rest of `c` allows, within [lo, hi]
-  // (top_k <= num_experts, tokens <= padded <= M, M >= every padded count).
-  // Shrinking ends at the floor.
-  int64_t (*floor)(const Case& c, size_t rank);
-  int64_t (*ceiling)(const Case& c, size_t rank);
+  // Order between fields: this field's value is at least `below`'s and at
+  // most `above`'s (the same rank's, for two per-rank fields). top_k <=
+  // num_experts, tokens <= M, tokens <= padded <= M. ValidateCase checks
+  // them (with a message each); shrinking and clamping read them here.
+  std::optional<FieldId> below;
+  std::optional<FieldId> above;
 };
 
 // Every field, indexed by FieldId.
@@ -76,9 +78,10 @@ const CaseField& Field(FieldId id);
 // The field with this key, or nullptr.
 const CaseField* FindField(std::string_view name);
 
-// The fields in an order where each one's floor and ceiling depend only on
-// fields before it (num_experts before top_k, M before the counts): the
-// order to draw or clamp a case in.
+// The fields in an order where every `below` and `above` comes before the
+// field that names it (num_experts before top_k, M before the counts): the
+// order to draw or clamp a case in, each field within what the ones before
+// it allow.
 std::span<const FieldId> FieldsInDependencyOrder();
 
 // The value as the case format prints it ("on", "naive", "8192").
@@ -94,7 +97,22 @@ std::vector<int64_t> FieldValues(const CaseField& field, const Case& c);
 // the counts (3 rows over TP 2 leave SP padding, 2 rows do not).
 std::vector<int64_t> ShrinkLadder(int64_t lo, int64_t v);
 
-// The field's ladder in `c`: from its floor up to its current value.
+struct FieldRange {
+  int64_t lo;
+  int64_t hi;
+};
+
+// The field's limits narrowed by its own `below`/`above` in `c`: what is
+// left for it once the fields before it in dependency order are set.
+FieldRange DependentBounds(const CaseField& field, const Case& c, size_t rank = 0);
+
+// The values the field may take in `c` with every other field as it is:
+// its limits, narrowed by its own `below`/`above` and by the fields that
+// name it (M >= every padded count, num_experts >= top_k).
+FieldRange BoundsIn(const CaseField& field, const Case& c, size_t rank = 0);
+
+// The field's ladder in `c`: from the lowest value BoundsIn allows up to
+// its current value.
 std::vector<int64_t> ShrinkLadder(const CaseField& field, const Case& c, size_t rank = 0);
 
 }  // namespace r3
