@@ -6,6 +6,7 @@
 
 #include "r3/case/case_shape.h"
 #include "r3/case/limits.h"
+#include "r3/case/step_shapes.h"
 
 namespace r3::fuzz {
 namespace {
@@ -101,16 +102,15 @@ void EditOnce(Case& c, Rng& rng) {
     case 8: {  // CUDA-graph step: every rank padded to one capture size
       const int64_t top = *std::max_element(c.step.tokens.begin(), c.step.tokens.end());
       const int64_t size = rng.OneIn(2) ? NextPow2(top) : top + rng.Below(4);
-      std::fill(c.step.padded.begin(), c.step.padded.end(), size);
+      c.step = UniformStep(c.step.tokens, size);
       break;
     }
     case 9:  // eager step: no padding anywhere
-      c.step.padded = c.step.tokens;
+      c.step = EagerStep(c.step.tokens);
       break;
     case 10: {  // decode or warmup: every rank at the same count
       const int64_t v = Pick(rng, {0, 1, 1, cfg.max_num_batched_tokens, cfg.tp, cfg.tp + 1});
-      std::fill(c.step.tokens.begin(), c.step.tokens.end(), v);
-      std::fill(c.step.padded.begin(), c.step.padded.end(), v);
+      c.step = UniformStep(std::vector<int64_t>(c.step.tokens.size(), v), v);
       break;
     }
     case 11:

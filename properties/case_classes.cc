@@ -5,6 +5,8 @@
 
 #include <rapidcheck.h>
 
+#include "r3/case/step_shapes.h"
+
 
 namespace r3::props {
 namespace {
@@ -81,8 +83,7 @@ std::vector<std::string> CaseClasses(const Case& c) {
   }
   if (cfg.num_experts > 128 && cfg.num_experts <= 256) out.push_back("experts-uint8-edge");
   if (cfg.num_experts > 32768) out.push_back("experts-past-int16");
-  if (cfg.dp > 1 && std::count(s.padded.begin(), s.padded.end(), 1) == 1 &&
-      all([](int64_t t, int64_t n) { return t == n && n <= 1; })) {
+  if (IsLoneToken(c)) {
     out.push_back("lone-token");
     out.push_back("lone-token:" + std::string(DispatchClass(c).substr(9)));  // after "dispatch:"
   }

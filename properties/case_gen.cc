@@ -6,6 +6,7 @@
 
 #include "r3/case/case_format.h"
 #include "r3/case/limits.h"
+#include "r3/case/step_shapes.h"
 
 namespace r3::props {
 namespace {
@@ -112,31 +113,6 @@ rc::Gen<I> GenCount(I m) {
                   {1, gen::map(Range(0, std::min<I>(m, 4)), [m](I k) { return m - k; })}});
 }
 
-// The capture sizes no larger than m.
-std::vector<I> CaptureSizesUpTo(I m) {
-  std::vector<I> sizes;
-  for (I s = 1; s <= m; ) {
-    sizes.push_back(s);
-    s = s < 8 ? (s == 4 ? 8 : s * 2) : (s < 256 ? s + 8 : s + 16);
-    if (s > 512) break;
-  }
-  return sizes;
-}
-
-Step Eager(std::vector<I> tokens) {
-  Step s;
-  s.padded = tokens;
-  s.tokens = std::move(tokens);
-  return s;
-}
-
-Step Uniform(std::vector<I> tokens, I n) {
-  Step s;
-  s.padded.assign(tokens.size(), n);
-  s.tokens = std::move(tokens);
-  return s;
-}
-
 rc::Gen<std::vector<I>> PerRank(I dp, rc::Gen<I> g) {
   return gen::container<std::vector<I>>(static_cast<size_t>(dp), std::move(g));
 }
@@ -161,30 +137,23 @@ const CaseShape& GeneratorShape() {
   return shape;
 }
 
-std::optional<int64_t> CaptureSizeFor(int64_t tokens, int64_t max_tokens) {
-  for (I s : CaptureSizesUpTo(max_tokens)) {
-    if (s >= tokens) return s;
-  }
-  return std::nullopt;
-}
-
 rc::Gen<Step> GenStepOfKind(const Config& config, StepKind kind) {
   const I dp = config.dp;
   const I tp = config.tp;
   const I m = config.max_num_batched_tokens;
   switch (kind) {
     case StepKind::kEager:
-      return gen::map(PerRank(dp, GenCount(m)), Eager);
+      return gen::map(PerRank(dp, GenCount(m)), EagerStep);
     case StepKind::kDecode:
       return gen::map(PerRank(dp, Pick<I>({{6, Just<I>(1)}, {1, Just<I>(0)}})),
-                      [](std::vector<I> t) { return Uniform(std::move(t), 1); });
+                      [](std::vector<I> t) { return UniformStep(std::move(t), 1); });
     case StepKind::kGraphPadded:
       return gen::mapcat(GenGraphSize(m), [dp](I n) {
         return gen::map(PerRank(dp, Pick<I>({{2, Just(n)}, {2, Range(0, n)}, {1, Just<I>(0)}})),
-                        [n](std::vector<I> t) { return Uniform(std::move(t), n); });
+                        [n](std::vector<I> t) { return UniformStep(std::move(t), n); });
       });
     case StepKind::kWarmup:
-      return Just(Eager(std::vector<I>(static_cast<size_t>(dp), m)));
+      return Just(WarmupStep(dp, m));
     case StepKind::kZeroRanks: {
       // Each rank idle with probability 1/2 (rank 0 at least); the step runs
       // eager, or in graph mode where idle ranks pad a dummy batch.
@@ -192,20 +161,20 @@ rc::Gen<Step> GenStepOfKind(const Config& config, StepKind kind) {
       return gen::mapcat(gen::pair(PerRank(dp, count), Flag(1, 1)), [m](const auto& p) {
         std::vector<I> tokens = p.first;
         tokens[0] = 0;
-        if (!p.second) return Just(Eager(std::move(tokens)));
+        if (!p.second) return Just(EagerStep(std::move(tokens)));
         const I top = *std::max_element(tokens.begin(), tokens.end());
         const I n = CaptureSizeFor(std::max<I>(top, 1), m).value_or(std::max<I>(top, 1));
-        return Just(Uniform(std::move(tokens), n));
+        return Just(UniformStep(std::move(tokens), n));
       });
     }
     case StepKind::kNotDivisibleTp: {
-      if (tp == 1) return gen::map(PerRank(dp, GenCount(m)), Eager);
+      if (tp == 1) return gen::map(PerRank(dp, GenCount(m)), EagerStep);
       rc::Gen<I> count = gen::mapcat(Range(1, std::min(tp - 1, m)), [tp, m](I r) {
         const I kmax = (m - r) / tp;
         return gen::map(Pick<I>({{2, Range(0, std::min<I>(kmax, 4))}, {1, Range(0, kmax)}}),
                         [tp, r](I k) { return k * tp + r; });
       });
-      return gen::map(PerRank(dp, count), Eager);
+      return gen::map(PerRank(dp, count), EagerStep);
     }
     case StepKind::kRaggedPadded: {
       // Per rank: a real count and its own padded count (its capture size,
@@ -228,13 +197,9 @@ rc::Gen<Step> GenStepOfKind(const Config& config, StepKind kind) {
     case StepKind::kLoneToken:
       // A lone decode request: where n == L == 1 and n == sum(N) make the
       // capture branches match by coincidence. The lone rank shrinks to 0.
-      return gen::map(Range(0, dp - 1), [dp](I lone) {
-        std::vector<I> tokens(static_cast<size_t>(dp), 0);
-        tokens[static_cast<size_t>(lone)] = 1;
-        return Eager(std::move(tokens));
-      });
+      return gen::map(Range(0, dp - 1), [dp](I lone) { return LoneTokenStep(dp, lone); });
   }
-  return gen::map(PerRank(dp, GenCount(m)), Eager);
+  return gen::map(PerRank(dp, GenCount(m)), EagerStep);
 }
 
 rc::Gen<Step> GenStep(const Config& config) {

@@ -42,10 +42,6 @@ enum class StepKind {
   kLoneToken,      // one DP rank with a single token, every other rank idle
 };
 
-// vLLM's default CUDA-graph capture size at or above `tokens`, when there
-// is one no larger than `max_tokens`.
-std::optional<int64_t> CaptureSizeFor(int64_t tokens, int64_t max_tokens);
-
 rc::Gen<Config> GenConfig();
 rc::Gen<Step> GenStep(const Config& config);
 rc::Gen<Step> GenStepOfKind(const Config& config, StepKind kind);

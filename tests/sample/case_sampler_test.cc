@@ -10,6 +10,7 @@
 #include <string>
 
 #include "r3/case/case_format.h"
+#include "r3/case/step_shapes.h"
 
 namespace r3::sample {
 namespace {
@@ -20,12 +21,6 @@ std::string DispatchPath(const Config& c) {
   const bool sp = SpEnabled(c);
   if (c.dispatch == Dispatch::kNaive) return sp ? "naive-ep-sp" : "naive-dp";
   return sp ? "internal-sp" : "internal";
-}
-
-bool LoneToken(const Case& c) {
-  if (c.config.dp < 2 || c.step.tokens != c.step.padded) return false;
-  return std::count(c.step.tokens.begin(), c.step.tokens.end(), 1) == 1 &&
-         std::count(c.step.tokens.begin(), c.step.tokens.end(), 0) == c.config.dp - 1;
 }
 
 TEST(CaseSamplerTest, CasesAreLegalAndTheSameForTheSameSeed) {
@@ -45,7 +40,7 @@ TEST(CaseSamplerTest, DrawsALoneTokenUnderEveryDispatchPath) {
   std::map<std::string, int> lone;
   for (int i = 0; i < kCases; ++i) {
     const Case c = sampler.Next();
-    if (LoneToken(c)) ++lone[DispatchPath(c.config)];
+    if (IsLoneToken(c)) ++lone[DispatchPath(c.config)];
   }
   for (const char* path : {"naive-ep-sp", "naive-dp", "internal-sp", "internal"}) {
     EXPECT_GE(lone[path], kCases / 200) << "lone token under " << path << ": " << lone[path]

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
+#include <vector>
+
+#include "r3/case/step_shapes.h"
 
 namespace r3::sample {
 
@@ -33,42 +37,32 @@ Case CaseSampler::Next() {
 
   const int64_t m = cfg.max_num_batched_tokens;
   const auto dp = static_cast<size_t>(cfg.dp);
-  c.step.tokens.assign(dp, 0);
-  c.step.padded.assign(dp, 0);
+  std::vector<int64_t> tokens(dp, 0);
   switch (Uniform(0, 5)) {
     case 0:  // eager, ragged
-      for (size_t d = 0; d < dp; ++d) {
-        c.step.tokens[d] = Chance(15) ? 0 : Uniform(0, std::min<int64_t>(m, 40));
-        c.step.padded[d] = c.step.tokens[d];
-      }
+      for (int64_t& t : tokens) t = Chance(15) ? 0 : Uniform(0, std::min<int64_t>(m, 40));
+      c.step = EagerStep(std::move(tokens));
       break;
-    case 1: {  // CUDA graph: every rank padded to one capture size
-      int64_t most = 0;
-      for (size_t d = 0; d < dp; ++d) {
-        c.step.tokens[d] = Uniform(0, std::min<int64_t>(m, 32));
-        most = std::max(most, c.step.tokens[d]);
-      }
+    case 1: {  // CUDA graph: every rank padded to one size, a power of two here
+      for (int64_t& t : tokens) t = Uniform(0, std::min<int64_t>(m, 32));
+      const int64_t most = *std::max_element(tokens.begin(), tokens.end());
       int64_t size = 1;
       while (size < most) size *= 2;
-      size = std::min(size, m);
-      for (size_t d = 0; d < dp; ++d) c.step.padded[d] = size;
+      c.step = UniformStep(std::move(tokens), std::min(size, m));
       break;
     }
     case 2:  // decode: one token per rank
-      for (size_t d = 0; d < dp; ++d) c.step.tokens[d] = c.step.padded[d] = 1;
+      c.step = UniformStep(std::vector<int64_t>(dp, 1), 1);
       break;
-    case 3:  // warmup: every rank at M
-      for (size_t d = 0; d < dp; ++d) c.step.tokens[d] = c.step.padded[d] = m;
+    case 3:
+      c.step = WarmupStep(cfg.dp, m);
       break;
-    case 4:  // one DP rank decodes a single token, every other rank idle
-      c.step.tokens[static_cast<size_t>(Uniform(0, cfg.dp - 1))] = 1;
-      c.step.padded = c.step.tokens;
+    case 4:
+      c.step = LoneTokenStep(cfg.dp, Uniform(0, cfg.dp - 1));
       break;
     default:  // eager with idle ranks (dummy runs of zero tokens)
-      for (size_t d = 0; d < dp; ++d) {
-        c.step.tokens[d] = Chance(50) ? 0 : Uniform(1, std::min<int64_t>(m, 17));
-        c.step.padded[d] = c.step.tokens[d];
-      }
+      for (int64_t& t : tokens) t = Chance(50) ? 0 : Uniform(1, std::min<int64_t>(m, 17));
+      c.step = EagerStep(std::move(tokens));
       break;
   }
   return c;
