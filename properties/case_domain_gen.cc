@@ -1,5 +1,8 @@
 #include "properties/case_domain_gen.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "r3/case/case_fields.h"
 #include "r3/case/case_format.h"
 
@@ -27,6 +30,16 @@ void showValue(const Step& s, std::ostream& os) {
 }  // namespace r3
 
 namespace r3::props {
+namespace {
+
+class QuietListener : public rc::detail::TestListener {
+ public:
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
+
+}  // namespace
 
 rc::Gen<int64_t> GenInRange(int64_t lo, int64_t hi) {
   // The pick shrinks toward 0 (lo), and the uniform draw toward lo too.
@@ -52,6 +65,24 @@ rc::Gen<Case> GenCaseIn(const CaseShape& shape) {
     ClampToShape(c, shape);  // `sp on` where SP cannot exist becomes auto
     return c;
   }));
+}
+
+Case SmallestCase(const rc::Gen<Case>& gen, uint64_t seed) {
+  rc::detail::TestParams params;
+  params.seed = seed;
+  rc::detail::TestMetadata metadata;
+  QuietListener quiet;
+  const rc::detail::TestResult result = rc::detail::checkTestable(
+      [&gen] {
+        *gen;
+        RC_FAIL("every case fails");
+      },
+      metadata, params, quiet);
+  rc::detail::FailureResult failure;
+  if (!result.match(failure)) throw std::logic_error("an always-failing property passed");
+  std::string text;
+  for (const auto& [type, value] : failure.counterExample) text += value;
+  return ParseCase(text, "<counterexample>");  // showValue printed the case text
 }
 
 }  // namespace r3::props

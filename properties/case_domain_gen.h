@@ -43,6 +43,10 @@ rc::Gen<int64_t> GenInRange(int64_t lo, int64_t hi);
 // Valid cases within `shape` (a shape that admits none gives its clamp).
 rc::Gen<Case> GenCaseIn(const CaseShape& shape);
 
+// Where RapidCheck's shrinking of `gen` ends when every case fails (run
+// with `seed`, quietly): the generator's simplest case.
+Case SmallestCase(const rc::Gen<Case>& gen, uint64_t seed);
+
 }  // namespace r3::props
 
 #endif  // R3_PROPERTIES_CASE_DOMAIN_GEN_H_

@@ -116,18 +116,18 @@ TEST(CaseFieldsTest, TheChoicesAreTheFormatsSpellingsSimplestFirst) {
     EXPECT_EQ(field.lo, 0);
     EXPECT_EQ(field.hi, static_cast<int64_t>(field.choices.size()) - 1);
   }
-  Field(FieldId::kEp).set(c, 0, 0);
-  Field(FieldId::kDispatch).set(c, 0, 0);
-  Field(FieldId::kSp).set(c, 0, 2);
-  EXPECT_FALSE(c.config.ep);
-  EXPECT_EQ(c.config.dispatch, Dispatch::kNaive);
-  EXPECT_EQ(c.config.sp, SpMode::kOff);
-  Field(FieldId::kEp).set(c, 0, 1);
-  Field(FieldId::kDispatch).set(c, 0, 1);
-  Field(FieldId::kSp).set(c, 0, 0);
-  EXPECT_TRUE(c.config.ep);
-  EXPECT_EQ(c.config.dispatch, Dispatch::kInternal);
-  EXPECT_EQ(c.config.sp, SpMode::kAuto);
+  // Each value means the enum value of the same index.
+  for (int64_t v : {0, 1}) {
+    Field(FieldId::kEp).set(c, 0, v);
+    Field(FieldId::kDispatch).set(c, 0, v);
+    EXPECT_EQ(c.config.ep, v == 1);
+    EXPECT_EQ(c.config.dispatch, v == 0 ? Dispatch::kNaive : Dispatch::kInternal);
+  }
+  for (SpMode mode : {SpMode::kAuto, SpMode::kOn, SpMode::kOff}) {
+    Field(FieldId::kSp).set(c, 0, static_cast<int64_t>(mode));
+    EXPECT_EQ(c.config.sp, mode);
+    EXPECT_EQ(Field(FieldId::kSp).choices[static_cast<size_t>(mode)], SpModeName(mode));
+  }
   EXPECT_EQ(DispatchName(Dispatch::kNaive), "naive");
   EXPECT_EQ(DispatchName(Dispatch::kInternal), "internal");
   EXPECT_EQ(SpModeName(SpMode::kAuto), "auto");
