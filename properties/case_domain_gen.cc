@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "properties/quiet_listener.h"
 #include "r3/case/case_fields.h"
 #include "r3/case/case_format.h"
 
@@ -30,16 +31,6 @@ void showValue(const Step& s, std::ostream& os) {
 }  // namespace r3
 
 namespace r3::props {
-namespace {
-
-class QuietListener : public rc::detail::TestListener {
- public:
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
-  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-};
-
-}  // namespace
 
 rc::Gen<int64_t> GenInRange(int64_t lo, int64_t hi) {
   // The pick shrinks toward 0 (lo), and the uniform draw toward lo too.

@@ -6,20 +6,10 @@
 #include <rapidcheck.h>
 
 #include "properties/invariant_property.h"
+#include "properties/quiet_listener.h"
 #include "r3/sut/mutants.h"
 
 namespace r3::props {
-namespace {
-
-// Swallows RapidCheck's progress events: the caller reports.
-class QuietListener : public rc::detail::TestListener {
- public:
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
-  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-};
-
-}  // namespace
 
 std::vector<KillTarget> KillTargets() {
   std::vector<KillTarget> targets;
