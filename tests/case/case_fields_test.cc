@@ -116,6 +116,10 @@ TEST(CaseFieldsTest, TheChoicesAreTheFormatsSpellingsSimplestFirst) {
     EXPECT_EQ(field.lo, 0);
     EXPECT_EQ(field.hi, static_cast<int64_t>(field.choices.size()) - 1);
   }
+  EXPECT_EQ(Field(FieldId::kEp).choices.size(), 2u);
+  EXPECT_EQ(Field(FieldId::kDispatch).choices.size(), 2u);
+  EXPECT_EQ(Field(FieldId::kSp).choices.size(), 3u);
+  EXPECT_EQ(Field(FieldId::kSp).hi, 2);
   // Each value means the enum value of the same index.
   for (int64_t v : {0, 1}) {
     Field(FieldId::kEp).set(c, 0, v);
@@ -149,6 +153,13 @@ TEST(CaseFieldsTest, SettingDpKeepsAPrefixOrCopiesTheLastRank) {
   Field(FieldId::kDp).set(empty, 0, 2);  // no rank to copy: idle ranks
   EXPECT_EQ(empty.step.tokens, (std::vector<int64_t>{0, 0}));
   EXPECT_EQ(empty.step.padded, (std::vector<int64_t>{0, 0}));
+  for (int64_t none : {0, -3}) {  // no ranks at all, whatever dp says
+    Case n = Busy();
+    Field(FieldId::kDp).set(n, 0, none);
+    EXPECT_EQ(n.config.dp, none);
+    EXPECT_TRUE(n.step.tokens.empty());
+    EXPECT_TRUE(n.step.padded.empty());
+  }
   EXPECT_EQ(Field(FieldId::kDp).count(c), 1u);
   EXPECT_EQ(Field(FieldId::kTokens).count(c), 2u);
 }
@@ -212,6 +223,12 @@ TEST(CaseFieldsTest, BoundsInNarrowsEachFieldByTheOthers) {
   EXPECT_EQ(bounds(FieldId::kPadded, 1), (std::pair<int64_t, int64_t>{0, 40}));
   EXPECT_EQ(bounds(FieldId::kPadded, 0), (std::pair<int64_t, int64_t>{5, 40}));
   EXPECT_EQ(bounds(FieldId::kDp), (std::pair<int64_t, int64_t>{1, kMaxDp}));
+  Case first = c;  // the largest count on rank 0 counts too
+  first.step.padded[0] = 30;
+  EXPECT_EQ(BoundsIn(Field(FieldId::kMaxNumBatchedTokens), first).lo, 30);
+  first.step.tokens[0] = 35;  // (an invalid case: tokens above padded)
+  EXPECT_EQ(BoundsIn(Field(FieldId::kMaxNumBatchedTokens), first).lo, 35);
+  EXPECT_EQ(BoundsIn(Field(FieldId::kPadded), first, 0).lo, 35);
   Case few = c;
   few.config.num_experts = 7;
   EXPECT_EQ(BoundsIn(Field(FieldId::kTopK), few).hi, 7);

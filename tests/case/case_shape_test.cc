@@ -108,6 +108,11 @@ TEST(CaseShapeTest, ClampDropsRanksFromTheEndAndFillsMissingOnesFromTheLast) {
   ClampToShape(c, CaseShape().Set(FieldId::kDp, 1, 2));
   EXPECT_EQ(c.config.dp, 2);
   EXPECT_EQ(c.step.tokens, (std::vector<int64_t>{1, 2}));
+  c.step.tokens = {2, 1};
+  c.step.padded = {3, 4, 5};  // one value too many: it goes
+  ClampToShape(c, CaseShape());
+  EXPECT_EQ(c.config.dp, 2);
+  EXPECT_EQ(c.step.padded, (std::vector<int64_t>{3, 4}));
   c.step.tokens = {6};
   c.step.padded = {7};
   ClampToShape(c, CaseShape().Set(FieldId::kDp, 3, 4));

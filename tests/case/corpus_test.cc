@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -39,6 +44,37 @@ TEST_F(CorpusTest, ListsTheR3caseFilesSortedAndNothingElse) {
   std::ofstream(dir_ / "sub" / "e.r3case") << "r3case 1\n";  // not directly in the folder
   EXPECT_EQ(ListCaseFiles(dir_.string()),
             (std::vector<std::string>{Path("a.r3case"), Path("b.r3case")}));
+}
+
+TEST_F(CorpusTest, FilesComeSortedByPathWhateverTheFolderOrder) {
+  std::vector<std::string> want;
+  for (const char* name : {"z", "m", "a", "q", "b", "y", "c", "x", "d", "w", "e", "v"}) {
+    Touch(std::string(name) + ".r3case");
+    want.push_back(Path(std::string(name) + ".r3case"));
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(ListCaseFiles(dir_.string()), want);
+}
+
+// Lists `dir` with every file descriptor taken (EMFILE), so that the folder
+// is there but cannot be opened; exits 0 on the expected CorpusError.
+[[noreturn]] void ListWithNoDescriptorLeft(const std::string& dir) {
+  const rlimit limit{64, 64};
+  setrlimit(RLIMIT_NOFILE, &limit);
+  while (dup(0) >= 0) {
+  }
+  try {
+    ListCaseFiles(dir);
+    std::_Exit(1);
+  } catch (const CorpusError& e) {
+    std::_Exit(std::string(e.what()).rfind("corpus: cannot list " + dir + ": ", 0) == 0 ? 0 : 2);
+  }
+}
+
+// In a child process, so that the test's own descriptors stay free.
+TEST_F(CorpusTest, AFolderThatCannotBeListedIsAnErrorNamingIt) {
+  Touch("a.r3case");
+  EXPECT_EXIT(ListWithNoDescriptorLeft(dir_.string()), testing::ExitedWithCode(0), "");
 }
 
 TEST_F(CorpusTest, AFolderThatIsNotThereHoldsNoCases) {

@@ -18,7 +18,6 @@ void Resize(Case& c, int64_t dp) {
   const auto n = static_cast<size_t>(std::max<int64_t>(dp, 0));
   std::vector<int64_t>& tokens = c.step.tokens;
   std::vector<int64_t>& padded = c.step.padded;
-  padded.resize(tokens.size(), 0);  // a step under construction may lack them
   const int64_t last_t = tokens.empty() ? 0 : tokens.back();
   const int64_t last_n = padded.empty() ? 0 : padded.back();
   tokens.resize(n, last_t);
@@ -123,8 +122,7 @@ std::vector<int64_t> FieldValues(const CaseField& field, const Case& c) {
 
 std::vector<int64_t> ShrinkLadder(int64_t lo, int64_t v) {
   std::vector<int64_t> out;
-  if (v <= lo) return out;
-  if (v - lo <= 16) {
+  if (v - lo <= 16) {  // v <= lo too: no value below v
     for (int64_t x = lo; x < v; ++x) out.push_back(x);
     return out;
   }
@@ -136,14 +134,10 @@ std::vector<int64_t> ShrinkLadder(int64_t lo, int64_t v) {
 }
 
 FieldRange DependentBounds(const CaseField& field, const Case& c, size_t rank) {
-  // The other field's value at `rank` (its only value, for a scalar).
-  auto value = [&c, rank](FieldId id) {
-    const CaseField& other = Field(id);
-    return other.get(c, other.kind == FieldKind::kPerRank ? rank : 0);
-  };
+  // A scalar's getter ignores the rank: the same rank's value, or the one.
   FieldRange r{field.lo, field.hi};
-  if (field.below) r.lo = std::max(r.lo, value(*field.below));
-  if (field.above) r.hi = std::min(r.hi, value(*field.above));
+  if (field.below) r.lo = std::max(r.lo, Field(*field.below).get(c, rank));
+  if (field.above) r.hi = std::min(r.hi, Field(*field.above).get(c, rank));
   return r;
 }
 

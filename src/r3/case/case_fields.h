@@ -60,7 +60,7 @@ struct CaseField {
   bool probe_double;
   // How many values `c` holds: 1, or per rank the length of its list.
   size_t (*count)(const Case& c);
-  int64_t (*get)(const Case& c, size_t rank);
+  int64_t (*get)(const Case& c, size_t rank);  // a scalar ignores `rank`
   // Setting dp resizes the step: ranks past the new count go, new ranks
   // copy the last one (zero tokens when there is none).
   void (*set)(Case& c, size_t rank, int64_t value);

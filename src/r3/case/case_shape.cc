@@ -44,11 +44,9 @@ bool CaseShape::Contains(const Case& c) const {
 }
 
 void ClampToShape(Case& c, const CaseShape& shape) {
-  std::vector<int64_t>& tokens = c.step.tokens;
-  std::vector<int64_t>& padded = c.step.padded;
-  while (padded.size() < tokens.size()) padded.push_back(tokens[padded.size()]);
-  padded.resize(tokens.size());
-  c.config.dp = static_cast<int64_t>(tokens.size());
+  // A missing padded value starts at 0 and is lifted to its tokens below.
+  c.step.padded.resize(c.step.tokens.size(), 0);
+  c.config.dp = static_cast<int64_t>(c.step.tokens.size());
   for (FieldId id : FieldsInDependencyOrder()) {
     const CaseField& field = Field(id);
     for (size_t i = 0, n = field.count(c); i < n; ++i) {
@@ -57,10 +55,8 @@ void ClampToShape(Case& c, const CaseShape& shape) {
       const int64_t clamped = std::min(std::max(v, r.lo), r.hi);
       if (clamped != v) field.set(c, i, clamped);
     }
-    if (id == FieldId::kSp && c.config.sp == SpMode::kOn && !SpPossible(c.config)) {
-      c.config.sp = SpMode::kAuto;
-    }
   }
+  if (c.config.sp == SpMode::kOn && !SpPossible(c.config)) c.config.sp = SpMode::kAuto;
 }
 
 }  // namespace r3
