@@ -113,6 +113,10 @@ TEST(CaseShapeTest, ClampDropsRanksFromTheEndAndFillsMissingOnesFromTheLast) {
   ClampToShape(c, CaseShape());
   EXPECT_EQ(c.config.dp, 2);
   EXPECT_EQ(c.step.padded, (std::vector<int64_t>{3, 4}));
+  c.step.tokens = {0, 2};
+  c.step.padded = {};  // missing: each rank's tokens, an idle rank's 0
+  ClampToShape(c, CaseShape());
+  EXPECT_EQ(c.step.padded, (std::vector<int64_t>{0, 2}));
   c.step.tokens = {6};
   c.step.padded = {7};
   ClampToShape(c, CaseShape().Set(FieldId::kDp, 3, 4));

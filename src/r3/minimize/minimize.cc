@@ -189,11 +189,11 @@ struct Probe {
   std::vector<Alternative> alts;
 };
 
-// Labels come from the alternative itself, so they cannot disagree. Values
-// outside the field's range, repeats and no-ops are left out.
+// Labels come from the alternative itself, so they cannot disagree. Repeats
+// and no-ops are left out; an invalid alternative (tp 0) is skipped when
+// probed.
 void AddAlternative(std::vector<Alternative>& alts, const Case& c, const CaseField& field,
                     int64_t value) {
-  if (value < field.lo || value > field.hi) return;
   Case n = c;
   field.set(n, 0, value);
   std::string text = FieldText(field, n);
