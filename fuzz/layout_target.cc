@@ -17,7 +17,6 @@
 #include "r3/case/case_format.h"
 #include "r3/check/report.h"
 #include "r3/check/run_case.h"
-#include "r3/model/sequence_parallel.h"
 
 namespace {
 
@@ -35,7 +34,7 @@ constexpr int64_t kMaxFuzzWork = 65536;
 // Ranks x segments; dp <= 1024 and tp <= 64, so no overflow.
 int64_t Work(const r3::Config& cfg) {
   const int64_t ranks = cfg.dp * cfg.tp;
-  const int64_t segments = r3::model::SpEnabled(cfg) ? ranks : cfg.dp;
+  const int64_t segments = r3::SpEnabled(cfg) ? ranks : cfg.dp;
   return ranks * segments;
 }
 

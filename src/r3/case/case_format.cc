@@ -74,10 +74,10 @@ class Parser {
     }
     const FieldError error = ValidateCase(c);
     if (!error.field.empty()) {
+      // Every field ValidateCase can name has its line: the others are
+      // required keys, and an absent padded list equals tokens, so it is
+      // never the one at fault.
       const Line* line = Find(error.field);
-      // An absent list stands for the one it defaults to: blame that line.
-      const CaseField* field = FindField(error.field);
-      if (line == nullptr && field != nullptr) line = Find(field->defaults_to);
       Fail(line != nullptr ? line->number : last_line_, error.field, error.message);
     }
     return c;
