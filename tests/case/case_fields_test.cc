@@ -87,6 +87,17 @@ TEST(CaseFieldsTest, FieldTextIsWhatPrintCaseWrites) {
   EXPECT_EQ(FieldText(Field(FieldId::kDispatch), c), "internal");
   EXPECT_EQ(FieldText(Field(FieldId::kSp), c), "on");
   EXPECT_EQ(FieldText(Field(FieldId::kPadded), c, 1), "3");
+  EXPECT_EQ(FieldText(Field(FieldId::kPadded), c), "8");  // rank 0 unless named
+}
+
+// The rank defaults to 0 everywhere a per-rank field may be asked about.
+TEST(CaseFieldsTest, TheRankDefaultsToRankZero) {
+  const Case c = Busy();  // tokens 5 0 9, padded 8 3 9
+  const CaseField& padded = Field(FieldId::kPadded);
+  EXPECT_EQ(DependentBounds(padded, c).lo, 5);
+  EXPECT_EQ(BoundsIn(padded, c).lo, 5);
+  EXPECT_EQ(ShrinkLadder(padded, c), (std::vector<int64_t>{5, 6, 7}));
+  EXPECT_EQ(FieldText(Field(FieldId::kTokens), c), "5");
 }
 
 TEST(CaseFieldsTest, SetThenGetGivesTheValueBackAtBothEndsOfEveryRange) {

@@ -70,6 +70,7 @@ TEST(CaseShapeTest, RangeInIsTheShapesWithinWhatEarlierFieldsAllow) {
   EXPECT_EQ(shape.RangeIn(FieldId::kTopK, few).hi, 1);
   EXPECT_EQ(shape.RangeIn(FieldId::kTokens, c, 0).hi, 12);
   EXPECT_EQ(shape.RangeIn(FieldId::kPadded, c, 0).lo, 5);   // tokens[0]
+  EXPECT_EQ(shape.RangeIn(FieldId::kPadded, c).lo, 5);      // rank 0 by default
   EXPECT_EQ(shape.RangeIn(FieldId::kPadded, c, 1).hi, 16);  // M
   // M's own range ignores the counts: they follow M, not the other way.
   EXPECT_EQ(shape.RangeIn(FieldId::kMaxNumBatchedTokens, c).lo, 1);
