@@ -3,12 +3,12 @@
 #ifndef R3_TESTS_GPU_GPU_TESTING_H_
 #define R3_TESTS_GPU_GPU_TESTING_H_
 
-#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "r3/case/case_format.h"
+#include "r3/case/corpus.h"
 #include "r3/check/run_case.h"
 #include "r3/gpu/gpu.h"
 #include "r3check_config.h"
@@ -16,13 +16,7 @@
 namespace r3::gpu::testing {
 
 inline std::vector<std::string> CorpusFiles(const std::string& sub) {
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(R3CHECK_SOURCE_CORPUS) +
-                                                           "/" + sub)) {
-    if (e.path().extension() == ".r3case") files.push_back(e.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+  return ListCaseFiles(std::string(R3CHECK_SOURCE_CORPUS) + "/" + sub);
 }
 
 inline std::set<int> ViolatedInvariants(const check::Verdict& v) {

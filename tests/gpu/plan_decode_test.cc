@@ -3,11 +3,11 @@
 // in CPU-only CI (no exit 77).
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "r3/case/case_format.h"
+#include "r3/case/corpus.h"
 #include "r3/check/known_findings.h"
 #include "r3/gpu/decode.h"
 #include "r3/gpu/fill.h"
@@ -549,9 +549,8 @@ std::vector<int64_t> ReadbackRowsOf(const Case& c, const Plan& plan) {
 
 std::vector<Case> SeedCases() {
   std::vector<Case> cases;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(R3CHECK_SOURCE_CORPUS) +
-                                                           "/seeds")) {
-    if (e.path().extension() == ".r3case") cases.push_back(LoadCaseFile(e.path().string()));
+  for (const std::string& path : ListCaseFiles(std::string(R3CHECK_SOURCE_CORPUS) + "/seeds")) {
+    cases.push_back(LoadCaseFile(path));
   }
   cases.push_back(Dp2Ragged(/*layers=*/3));
   for (const char* tokens : {"5 1", "0 0"}) {  // a one-row capture; an idle step
