@@ -14,7 +14,16 @@ using Clock = std::chrono::steady_clock;
 // NCCL caps the operations of one group.
 constexpr int64_t kMaxGroupCalls = 1024;
 
-void Pause() { std::this_thread::sleep_for(std::chrono::microseconds(20)); }
+// Between two polls: most waits end within microseconds (a collective
+// being enqueued, a small batch), and a sleep costs ~60 us of timer slack,
+// so the first millisecond yields; a long wait sleeps and leaves the CPU.
+void Pause(Clock::time_point since) {
+  if (Clock::now() - since < std::chrono::milliseconds(1)) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
 
 }  // namespace
 
@@ -27,7 +36,7 @@ void Collectives::DestroyAll() {
   for (auto& [devices, comms] : comms_) all.insert(all.end(), comms.begin(), comms.end());
   comms_.clear();
   for (ncclComm_t c : all) ncclCommFinalize(c);
-  const Clock::time_point deadline = Clock::now() + timeout_;
+  const Clock::time_point start = Clock::now(), deadline = start + timeout_;
   bool settled = false;
   while (!settled && Clock::now() < deadline) {
     settled = true;
@@ -36,7 +45,7 @@ void Collectives::DestroyAll() {
       ncclCommGetAsyncError(c, &r);
       settled = settled && r != ncclInProgress;
     }
-    if (!settled) Pause();
+    if (!settled) Pause(start);
   }
   for (ncclComm_t c : all) settled ? ncclCommDestroy(c) : ncclCommAbort(c);
 }
@@ -50,7 +59,7 @@ void Collectives::DestroyAll() {
 }
 
 void Collectives::Settle(const std::vector<ncclComm_t>& comms, const std::string& what) {
-  const Clock::time_point deadline = Clock::now() + timeout_;
+  const Clock::time_point start = Clock::now(), deadline = start + timeout_;
   for (;;) {
     bool pending = false;
     for (ncclComm_t c : comms) {
@@ -67,7 +76,7 @@ void Collectives::Settle(const std::vector<ncclComm_t>& comms, const std::string
       Abort("NCCL: " + what + " did not finish within " + std::to_string(timeout_.count()) +
             " ms; does every member of the group join the collective?");
     }
-    Pause();
+    Pause(start);
   }
 }
 
@@ -163,7 +172,7 @@ void Collectives::Gather(const GatherPlan& g, const GatherIo& io,
 }
 
 void Collectives::Wait(std::span<const cudaStream_t> streams, std::span<const int> devices) {
-  const Clock::time_point deadline = Clock::now() + timeout_;
+  const Clock::time_point start = Clock::now(), deadline = start + timeout_;
   for (;;) {
     bool busy = false;
     for (size_t i = 0; i < streams.size(); ++i) {
@@ -193,7 +202,7 @@ void Collectives::Wait(std::span<const cudaStream_t> streams, std::span<const in
       Abort("the GPU step did not finish within " + std::to_string(timeout_.count()) +
             " ms: a collective whose members did not all join?");
     }
-    Pause();
+    Pause(start);
   }
 }
 

@@ -64,35 +64,64 @@ __global__ void ReplayWriteKernel(const ReplayTask* tasks, int64_t count) {
   }
 }
 
-// One capture copy, by the threads [first, first + stride*k) of a launch.
+// The capture copy's geometry, shared by its two forms.
+struct CaptureShape {
+  int64_t row_stride = 0;
+  int64_t rows = 0;
+  int64_t count = 0;
+};
+
+__host__ __device__ inline CaptureShape ShapeOf(const CaptureTask& task) {
+  CaptureShape s;
+  s.row_stride = (task.bugs & kLayerStrideBug) ? task.top_k : task.num_layers * task.top_k;
+  s.rows = (task.bugs & kTailRowsBug) ? task.rows / 4 * 4 : task.rows;
+  s.count = s.rows * task.top_k;
+  return s;
+}
+
 // With top_k % 4 == 0 every group of four values stays inside one row and
 // every access is aligned: 8- or 16-byte loads, 16-byte stores, 32-bit
 // index math.
+__host__ __device__ inline bool Vectorised(const CaptureTask& task) {
+  return task.top_k % 4 == 0 && ShapeOf(task).count / 4 < (int64_t{1} << 31);
+}
+
+// The copy by the threads first, first + stride, ... of a launch.
+template <typename Src>
+__device__ void CaptureVec4(const CaptureTask& task, uint32_t first, uint32_t stride) {
+  using Load = std::conditional_t<sizeof(Src) == 2, short4, int4>;
+  const CaptureShape shape = ShapeOf(task);
+  const Load* src = static_cast<const Load*>(task.src);
+  int32_t* out = task.capturer + task.layer * task.top_k;
+  const uint32_t groups_per_row = static_cast<uint32_t>(task.top_k / 4);
+  const uint32_t groups =
+      static_cast<uint32_t>((task.bugs & kVecGroupsBug) ? shape.rows : shape.count / 4);
+  for (uint32_t g = first; g < groups; g += stride) {
+    const uint32_t row = g / groups_per_row;
+    const uint32_t col = (g - row * groups_per_row) * 4;
+    const Load v = src[g];
+    reinterpret_cast<int4*>(out + row * shape.row_stride + col)[0] =
+        make_int4(v.x, v.y, v.z, v.w);
+  }
+}
+
+template <typename Src>
+__device__ void CaptureScalar(const CaptureTask& task, int64_t first, int64_t stride) {
+  const CaptureShape shape = ShapeOf(task);
+  const Src* src = static_cast<const Src*>(task.src);
+  int32_t* out = task.capturer + task.layer * task.top_k;
+  for (int64_t i = first; i < shape.count; i += stride) {
+    const int64_t row = i / task.top_k;
+    out[row * shape.row_stride + i % task.top_k] = static_cast<int32_t>(src[i]);
+  }
+}
+
 template <typename Src>
 __device__ void CaptureCopy(const CaptureTask& task, int64_t first, int64_t stride) {
-  const Src* src = static_cast<const Src*>(task.src);
-  const int64_t row_stride =
-      (task.bugs & kLayerStrideBug) ? task.top_k : task.num_layers * task.top_k;
-  int32_t* out = task.capturer + task.layer * task.top_k;
-  const int64_t rows = (task.bugs & kTailRowsBug) ? task.rows / 4 * 4 : task.rows;
-  const int64_t count = rows * task.top_k;
-  if (task.top_k % 4 == 0 && count / 4 < (int64_t{1} << 31)) {
-    using Load = std::conditional_t<sizeof(Src) == 2, short4, int4>;
-    const uint32_t groups_per_row = static_cast<uint32_t>(task.top_k / 4);
-    const uint32_t groups =
-        static_cast<uint32_t>((task.bugs & kVecGroupsBug) ? rows : count / 4);
-    for (uint32_t g = static_cast<uint32_t>(first); g < groups;
-         g += static_cast<uint32_t>(stride)) {
-      const uint32_t row = g / groups_per_row;
-      const uint32_t col = (g - row * groups_per_row) * 4;
-      const Load v = reinterpret_cast<const Load*>(src)[g];
-      reinterpret_cast<int4*>(out + row * row_stride + col)[0] = make_int4(v.x, v.y, v.z, v.w);
-    }
-    return;
-  }
-  for (int64_t i = first; i < count; i += stride) {
-    const int64_t row = i / task.top_k;
-    out[row * row_stride + i % task.top_k] = static_cast<int32_t>(src[i]);
+  if (Vectorised(task)) {
+    CaptureVec4<Src>(task, static_cast<uint32_t>(first), static_cast<uint32_t>(stride));
+  } else {
+    CaptureScalar<Src>(task, first, stride);
   }
 }
 
@@ -111,12 +140,26 @@ __global__ void CaptureKernel(const CaptureTask* tasks, int64_t count) {
   }
 }
 
-// One source type per kernel: the bandwidth figure measures the copy, not
-// a branch on the type.
+// One source type and one form per kernel: the bandwidth figure measures
+// the copy, not branches around it.
 template <typename Src>
-__global__ void CaptureSingleKernel(CaptureTask task) {
-  CaptureCopy<Src>(task, blockIdx.x * int64_t{blockDim.x} + threadIdx.x,
-                   int64_t{gridDim.x} * blockDim.x);
+__global__ void CaptureVec4Kernel(CaptureTask task) {
+  CaptureVec4<Src>(task, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
+}
+
+template <typename Src>
+__global__ void CaptureScalarKernel(CaptureTask task) {
+  CaptureScalar<Src>(task, blockIdx.x * int64_t{blockDim.x} + threadIdx.x,
+                     int64_t{gridDim.x} * blockDim.x);
+}
+
+template <typename Src>
+void LaunchCaptureOf(const CaptureTask& task, cudaStream_t stream) {
+  if (Vectorised(task)) {
+    CaptureVec4Kernel<Src><<<Blocks(ShapeOf(task).count / 4), kThreads, 0, stream>>>(task);
+  } else {
+    CaptureScalarKernel<Src><<<Blocks(ShapeOf(task).count), kThreads, 0, stream>>>(task);
+  }
 }
 
 // Mismatches are rare on the pass path: one atomic per thread that saw any.
@@ -180,11 +223,10 @@ void LaunchJudges(const JudgeTask* tasks, int64_t count, int64_t max_work, const
 
 void LaunchCapture(const CaptureTask& task, cudaStream_t stream) {
   if (task.rows <= 0) return;
-  const unsigned blocks = Blocks(task.rows * task.top_k);
   if (task.src_bytes == 2) {
-    CaptureSingleKernel<int16_t><<<blocks, kThreads, 0, stream>>>(task);
+    LaunchCaptureOf<int16_t>(task, stream);
   } else {
-    CaptureSingleKernel<int32_t><<<blocks, kThreads, 0, stream>>>(task);
+    LaunchCaptureOf<int32_t>(task, stream);
   }
 }
 
