@@ -287,6 +287,21 @@ TEST(PlanTest, ATpGatherSliceMayReachTheGatheredRows) {
   EXPECT_FALSE(plan.ranks[0].tp_gather);
 }
 
+// A case with its fill seed, the host SUT's observation and the GPU plan:
+// where the decode tests start.
+struct Planned {
+  Case c;
+  uint64_t seed = 0;
+  sut::Observation host;
+  Plan plan;
+};
+
+Planned PlanCase(const Case& c) {
+  Planned p{c, CaseSeed(c), sut::RunSut(c, {}), {}};
+  p.plan = BuildPlan(p.c, p.host, {}, p.seed);
+  return p;
+}
+
 // What a correct capture leaves in each rank's capturer read-back.
 std::vector<std::vector<int32_t>> CorrectReadback(const Case& c, const Plan& plan,
                                                   uint64_t seed) {
@@ -317,10 +332,7 @@ std::vector<Readback> View(const std::vector<std::vector<int32_t>>& bufs, const 
 }
 
 TEST(DecodeTest, CorrectBuffersDecodeToTheHostRows) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   const auto bufs = CorrectReadback(c, plan, seed);
   const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
   EXPECT_EQ(d.wrong_values, 0);
@@ -329,10 +341,7 @@ TEST(DecodeTest, CorrectBuffersDecodeToTheHostRows) {
 }
 
 TEST(DecodeTest, WrongRowsPoisonAndStrayWritesAreSeen) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   auto bufs = CorrectReadback(c, plan, seed);
   const int64_t k = plan.top_k;
   const int64_t layers = plan.num_layers;
@@ -382,10 +391,7 @@ void PutRow(std::vector<int32_t>& buf, const Plan& plan, uint64_t seed, int64_t 
 // A row holding another row of the step decodes as that row, wherever it
 // comes from: the same DP rank or another one, token 0 included.
 TEST(DecodeTest, MisplacedRowsDecodeToTheRowsTheyHold) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   auto bufs = CorrectReadback(c, plan, seed);
   PutRow(bufs[1], plan, seed, /*row=*/1, /*dp=*/1, /*token=*/0);  // DP1's own row 0 again
   PutRow(bufs[1], plan, seed, /*row=*/2, /*dp=*/0, /*token=*/2);  // DP0's row of the same index
@@ -400,10 +406,7 @@ TEST(DecodeTest, MisplacedRowsDecodeToTheRowsTheyHold) {
 // A row that differs from every row of the step in one value is no row of
 // the step (padding), whichever value it is.
 TEST(DecodeTest, ARowOffByOneValueIsNoRowOfTheStep) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   auto bufs = CorrectReadback(c, plan, seed);
   const int64_t k = plan.top_k;
   const auto at = [&](int64_t row, int64_t j) {
@@ -419,10 +422,7 @@ TEST(DecodeTest, ARowOffByOneValueIsNoRowOfTheStep) {
 // The fill of token N[dp] (a row past the DP rank's rows, as a capture
 // reading too far would copy) is no row of the step.
 TEST(DecodeTest, ARowPastTheDpRanksRowsIsPadding) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   plan.ranks[1].capture_end += 1;  // one row past DP1's 3 rows
   auto bufs = CorrectReadback(c, plan, seed);
   PutRow(bufs[1], plan, seed, /*row=*/3, /*dp=*/1, /*token=*/3);
@@ -432,10 +432,7 @@ TEST(DecodeTest, ARowPastTheDpRanksRowsIsPadding) {
 
 // The model's rows are decoded as such even when the host SUT claims others.
 TEST(DecodeTest, TheModelsRowsBeatAWrongClaim) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   host.ranks[1].captured = RowRuns{{0, 0, 3}};  // DP1 claims DP0's rows
   const auto bufs = CorrectReadback(c, plan, seed);
   const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
@@ -446,13 +443,10 @@ TEST(DecodeTest, TheModelsRowsBeatAWrongClaim) {
 // With one expert every row of the step has the same fill: each captured row
 // is then the host SUT's claim for it, run by run.
 TEST(DecodeTest, EqualFillsAreTheHostsClaim) {
-  const Case c = ParseCase(
+  auto [c, seed, host, plan] = PlanCase(ParseCase(
       "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
       "top_k 1\nnum_experts 1\nnum_layers 2\ntokens 6 4\n",
-      "test");
-  const uint64_t seed = CaseSeed(c);
-  sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+      "test"));
   ASSERT_EQ(plan.ranks[1].capture_end - plan.ranks[1].capture_start, 4);
   const RowRuns claim = {{0, 3, 2}, {0, 0, 1}, {RowRun::kPad, 0, 1}};
   host.ranks[1].captured = claim;
@@ -467,10 +461,7 @@ TEST(DecodeTest, EqualFillsAreTheHostsClaim) {
 
 // A rank that does not capture decodes to no rows; its values are checked.
 TEST(DecodeTest, ANonCapturingRankDecodesToNoRows) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   const auto bufs = CorrectReadback(c, plan, seed);
   plan.ranks[0].capture = false;  // its slice [0, 5) stays in the plan
   const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
@@ -481,10 +472,7 @@ TEST(DecodeTest, ANonCapturingRankDecodesToNoRows) {
 
 // Decode reads the rows it is handed and no more.
 TEST(DecodeTest, OnlyTheRowsReadBackAreDecoded) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   auto bufs = CorrectReadback(c, plan, seed);
   bufs[0].resize(static_cast<size_t>(2 * plan.num_layers * plan.top_k));  // DP0: 2 rows of 5
   std::vector<Readback> view = View(bufs, c, plan);
@@ -498,10 +486,7 @@ TEST(DecodeTest, OnlyTheRowsReadBackAreDecoded) {
 
 // The first mismatch names the rank, TP rank included.
 TEST(DecodeTest, TheFirstMismatchNamesItsRank) {
-  const Case c = SpecEager();
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(SpecEager());
   auto bufs = CorrectReadback(c, plan, seed);
   // DP1 TP1 (rank 3): row 3 is past DP1's 3 rows and must stay unwritten.
   bufs[3][static_cast<size_t>((3 * plan.num_layers + plan.layer) * plan.top_k + 2)] = 7;
@@ -581,30 +566,21 @@ TEST(FastJudgeTest, AllRightCapturesAreWhatDecodeReads) {
 }
 
 TEST(FastJudgeTest, AClaimOtherThanTheModelsRowsNeedsTheReadBack) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   ASSERT_TRUE(CapturedWhenAllRight(c, plan, host, ReadbackRowsOf(c, plan)).has_value());
   host.ranks[1].captured = RowRuns{{0, 0, 3}};  // DP1 claims DP0's rows
   EXPECT_FALSE(CapturedWhenAllRight(c, plan, host, ReadbackRowsOf(c, plan)).has_value());
 }
 
 TEST(FastJudgeTest, ACaptureLongerThanTheModelsRowsNeedsTheReadBack) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  sut::Observation host = sut::RunSut(c, {});
-  Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   plan.ranks[1].capture_end += 1;  // one row past DP1's 3 rows
   host.ranks[1].captured = RowRuns{{1, 0, 4}};
   EXPECT_FALSE(CapturedWhenAllRight(c, plan, host, ReadbackRowsOf(c, plan)).has_value());
 }
 
 TEST(FastJudgeTest, NonCapturingRanksCaptureNothing) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   plan.ranks[0].capture = false;
   sut::Observation claims = host;
   claims.ranks[0].captured.clear();
@@ -615,10 +591,7 @@ TEST(FastJudgeTest, NonCapturingRanksCaptureNothing) {
 }
 
 TEST(AssembleResultTest, AWrongValueTheObservationCannotShowStillFails) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   auto bufs = CorrectReadback(c, plan, seed);
   bufs[0][static_cast<size_t>((4 * plan.num_layers + (plan.layer + 1) % plan.num_layers) *
                               plan.top_k)] = 7;  // another layer of DP0's row 4
@@ -658,10 +631,7 @@ TEST(AssembleResultTest, AnOverfullReplayBufferNamesTheRanksDevice) {
 // The GPU observation is what the GPU did: its router rows, its decoded
 // captures, its kernel input; the host SUT's own observation rides along.
 TEST(AssembleResultTest, TheObservationIsTheGpus) {
-  const Case c = Dp2Ragged(/*layers=*/3);
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   plan.layer = 2;
   auto bufs = CorrectReadback(c, plan, seed);
   PutRow(bufs[0], plan, seed, /*row=*/1, /*dp=*/1, /*token=*/1);
@@ -694,13 +664,10 @@ TEST(AssembleResultTest, TheObservationIsTheGpus) {
 }
 
 TEST(AssembleResultTest, AnIdleStepHandsTheKernelNoRows) {
-  const Case c = ParseCase(
+  auto [c, seed, host, plan] = PlanCase(ParseCase(
       "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
       "top_k 4\nnum_experts 256\nnum_layers 2\ntokens 0 0\n",
-      "test");
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+      "test"));
   const auto bufs = CorrectReadback(c, plan, seed);
   const std::vector<int> devices = {0, 0};
   const GpuCaseResult r =
@@ -735,10 +702,7 @@ TEST(AssembleResultTest, ARouterDisagreementIsTheRanksError) {
 
 // A wrong value outside the captured rows fails the case at its rank.
 TEST(AssembleResultTest, AnUnseenWrongValueIsARowsViolationAtItsRank) {
-  const Case c = SpecEager();
-  const uint64_t seed = CaseSeed(c);
-  const sut::Observation host = sut::RunSut(c, {});
-  const Plan plan = BuildPlan(c, host, {}, seed);
+  auto [c, seed, host, plan] = PlanCase(SpecEager());
   auto bufs = CorrectReadback(c, plan, seed);
   bufs[3][static_cast<size_t>((3 * plan.num_layers + plan.layer) * plan.top_k + 2)] = 7;
   const std::vector<int> devices = {0, 1, 0, 1};
