@@ -158,6 +158,11 @@ TEST(MinimizeTest, SingleInvariantModeKeepsOnlyThatInvariant) {
   EXPECT_EQ(r.kept, std::vector<Invariant>{Invariant::kTpAgree});
   const std::vector<Invariant> got = UnexplainedInvariants(r.minimal, options);
   EXPECT_NE(std::find(got.begin(), got.end(), Invariant::kTpAgree), got.end());
+  // One invariant kept: the header says so in the singular.
+  const std::string text = MinimizedText(r, options);
+  EXPECT_EQ(text.rfind("# r3check minimize: invariant 5 tp-agree fails and no known finding", 0),
+            0u)
+      << text;
 }
 
 TEST(MinimizeTest, EvaluationBudgetStopsEarlyWithAFailingCase) {
