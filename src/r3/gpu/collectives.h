@@ -49,8 +49,6 @@ class Collectives {
   // the deadline it aborts every communicator and throws GpuError.
   void Wait(std::span<const cudaStream_t> streams, std::span<const int> devices);
 
-  int64_t communicators() const { return static_cast<int64_t>(comms_.size()); }
-
  private:
   const std::vector<ncclComm_t>& Comms(const std::vector<int>& devices);
   // Polls the communicators until none is in progress.

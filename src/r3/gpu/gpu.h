@@ -2,11 +2,12 @@
 // every (dp, tp) rank of a case, with data that moves through GPU memory and
 // NCCL collectives. On several GPUs ranks run one per GPU, or round-robin
 // when they outnumber the GPUs (real NCCL communicators between GPUs, one
-// process, ncclCommInitAll); on one GPU they are emulated with
-// device-to-device copies of the same sizes and order. The
-// host SUT (r3::sut) decides each rank's capture branch and slice, exactly as
-// on the CPU; the GPU moves the rows; the rows read back are decoded into an
-// r3::sut::Observation and judged by r3::check::JudgeObservation.
+// process, non-blocking communicators); on one GPU they are emulated with
+// device-to-device copies of the same sizes and order. The host SUT
+// (r3::sut) decides each rank's capture branch and slice, exactly as on the
+// CPU; the GPU moves the rows and counts the values that differ from the
+// model's; a case with a wrong value is read back and decoded into an
+// r3::sut::Observation. Every case is judged by r3::check::JudgeObservation.
 //
 // This header names no CUDA type, so front ends compile without nvcc.
 #ifndef R3_GPU_GPU_H_
