@@ -64,7 +64,7 @@ TEST(ReportTest, VerdictOfThePre50874EagerStep) {
 
 TEST(ReportTest, ExplainInternalSpWithAMutant) {
   const Case c = Seed("tp2-dp2-internal-sp");
-  const sut::SutOptions options{.mutants = sut::MutantSet(sut::Mutant::kFloorShardSize)};
+  const sut::SutOptions options{.mutants = sut::MutantSet(sut::MutantNamed("floor-shard-size"))};
   ExpectApproved("explain_internal_sp_floor.txt", ExplainText(c, RunCase(c, options), options));
 }
 
@@ -85,7 +85,7 @@ TEST(ReportTest, PicturesOfTheEagerStep) {
 
 TEST(ReportTest, PictureOfAWrongCaptureUnderAMutant) {
   const Case c = Seed("tp2-dp2-internal-sp");
-  const sut::SutOptions options{.mutants = sut::MutantSet(sut::Mutant::kFloorShardSize)};
+  const sut::SutOptions options{.mutants = sut::MutantSet(sut::MutantNamed("floor-shard-size"))};
   ExpectApproved("explain_internal_sp_floor.svg", LayoutSvg(c, RunCase(c, options), options));
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -699,6 +700,9 @@ TEST(CliFlagsE2eTest, MutantsListsTheWholeCatalogue) {
     EXPECT_TRUE(Has(r.out, name)) << name;
   }
   EXPECT_TRUE(Has(r.out, "[gpu only]"));
+  EXPECT_TRUE(Has(r.out, "  sp-gather-dp-group       with SP the dispatch all-gathers over the DP "
+                         "group instead of the whole EP group [dispatch plan]\n"))
+      << r.out;
   // Each list under its heading, in this order.
   const size_t mutants = r.out.find("mutants (--mutant NAME):\n");
   const size_t suts = r.out.find("\nsystems under test (--sut NAME):\n");
@@ -707,7 +711,28 @@ TEST(CliFlagsE2eTest, MutantsListsTheWholeCatalogue) {
   EXPECT_TRUE(suts != std::string::npos && suts > mutants) << r.out;
   EXPECT_TRUE(policies != std::string::npos && policies > suts) << r.out;
   EXPECT_EQ(R3check("mutants extra").status, 2);
-  EXPECT_EQ(R3check("mutants --json").status, 2);
+  EXPECT_EQ(R3check("mutants --jsn").status, 2);
+}
+
+// What scripts read (fuzz/expect_kill_each.py): every mutant with its flags.
+TEST(CliFlagsE2eTest, MutantsJsonListsEachMutantWithItsKind) {
+  const Result r = R3check("mutants --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  std::map<std::string, nlohmann::json> by_name;
+  for (const nlohmann::json& m : j) by_name[m.at("name").get<std::string>()] = m;
+  EXPECT_EQ(by_name.size(), j.size());
+  ASSERT_EQ(by_name.count("floor-shard-size"), 1u);
+  EXPECT_EQ(by_name["floor-shard-size"].dump(),
+            R"({"description":"local_sizes and SP shards use floor division N // sp instead of )"
+            R"(cdiv","dispatch":true,"equivalent":false,"gpu_only":false,"host_capture":false,)"
+            R"("name":"floor-shard-size"})");
+  EXPECT_EQ(by_name["shards-before-naive-dp"].at("equivalent"), true);
+  EXPECT_EQ(by_name["shards-before-naive-dp"].at("dispatch"), false);
+  EXPECT_EQ(by_name["no-sp-trim"].at("host_capture"), true);
+  EXPECT_EQ(by_name["gpu-tail-rows"].at("gpu_only"), true);
+  EXPECT_EQ(j.size(), 17u);
 }
 
 TEST(CliFlagsE2eTest, EnginesNamesTheAdaptersFolderAndEachAdapter) {

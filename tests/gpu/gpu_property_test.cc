@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "properties/case_domain_gen.h"
+#include "r3/case/case_fields.h"
 #include "r3/case/case_format.h"
+#include "r3/case/case_shape.h"
 #include "r3/check/run_case.h"
 #include "r3/gpu/gpu.h"
 #include "r3/sut/sut.h"
@@ -27,9 +30,8 @@ using testing::ViolatedInvariants;
 }  // namespace
 }  // namespace r3::gpu
 
-// Readable counterexamples.
+// Readable counterexamples (a Case prints as its r3case text: case_domain_gen.h).
 namespace r3 {
-void showValue(const Case& c, std::ostream& os) { os << "\n" << PrintCase(c); }
 namespace sut {
 void showValue(Mutant m, std::ostream& os) { os << GetMutantInfo(m).name; }
 }  // namespace sut
@@ -49,42 +51,41 @@ struct Shape {
   bool real_model = false;
 };
 
-// Small legal cases of every shape vLLM produces: eager ragged, CUDA-graph
-// padded, idle ranks. max_dp * max_tp bounds the ranks.
+// The case domain's ranges for `shape`: a few ranks, M < 48, top_k <= 5
+// and at most 3 layers unless real_model.
+CaseShape DomainOf(const Shape& shape) {
+  CaseShape domain;
+  domain.Set(FieldId::kDp, shape.min_dp, shape.max_dp)
+      .Set(FieldId::kTp, 1, shape.max_tp)
+      .Set(FieldId::kMaxNumBatchedTokens, 1, 47)
+      .Set(FieldId::kNumExperts, shape.informative ? 256 : 1, 40000)
+      .Set(FieldId::kTopK, shape.informative ? 2 : 1, shape.real_model ? 16 : 5)
+      .Set(FieldId::kNumLayers, shape.min_layers, shape.real_model ? 128 : 3);
+  if (shape.naive_only) domain.Set(FieldId::kDispatch, /*naive=*/0, /*naive=*/0);
+  return domain;
+}
+
+// Small legal cases of every shape vLLM produces, from the case domain:
+// eager ragged steps, idle ranks, and (half the cases) CUDA-graph steps
+// where every DP rank is padded to one captured size.
 rc::Gen<Case> GenCase(Shape shape) {
+  const CaseShape domain = DomainOf(shape);
   return rc::gen::exec([=] {
-    const bool informative = shape.informative;
-    Case c;
-    Config& cfg = c.config;
-    cfg.dp = *rc::gen::inRange<int64_t>(shape.min_dp, shape.max_dp + 1);
-    cfg.tp = *rc::gen::inRange<int64_t>(1, shape.max_tp + 1);
-    cfg.ep = *rc::gen::arbitrary<bool>();
-    cfg.dispatch = shape.naive_only ? Dispatch::kNaive
-                                    : *rc::gen::element(Dispatch::kNaive, Dispatch::kInternal);
-    cfg.sp = *rc::gen::element(SpMode::kAuto, SpMode::kOff);
-    cfg.max_num_batched_tokens = *rc::gen::inRange<int64_t>(1, 48);
-    cfg.num_experts = informative ? *rc::gen::element<int64_t>(256, 4096, 32768)
-                                  : *rc::gen::element<int64_t>(1, 8, 256, 40000);
+    Case c = *props::GenCaseIn(domain);
+    if (*rc::gen::arbitrary<bool>()) {
+      const int64_t most = *std::max_element(c.step.tokens.begin(), c.step.tokens.end());
+      const int64_t size = *rc::gen::inRange<int64_t>(most, c.config.max_num_batched_tokens + 1);
+      c.step.padded.assign(c.step.tokens.size(), size);
+    }
     if (shape.real_model) {
-      cfg.top_k = *rc::gen::weightedOneOf<int64_t>(
+      // top_k 8 most of the time; layers mostly in the 40-90 of today's models.
+      c.config.top_k = *rc::gen::weightedOneOf<int64_t>(
           {{3, rc::gen::just<int64_t>(8)}, {2, rc::gen::inRange<int64_t>(1, 17)}});
-      cfg.num_layers = *rc::gen::weightedOneOf<int64_t>(
+      c.config.num_layers = *rc::gen::weightedOneOf<int64_t>(
           {{1, rc::gen::just<int64_t>(1)}, {2, rc::gen::inRange<int64_t>(2, 40)},
            {4, rc::gen::inRange<int64_t>(40, 91)}, {2, rc::gen::inRange<int64_t>(91, 129)}});
-    } else {
-      cfg.top_k = *rc::gen::inRange<int64_t>(informative ? 2 : 1,
-                                             std::min<int64_t>(cfg.num_experts, 5) + 1);
-      cfg.num_layers = *rc::gen::inRange<int64_t>(shape.min_layers, 4);
     }
-    const int64_t m = cfg.max_num_batched_tokens;
-    const bool graph = *rc::gen::arbitrary<bool>();
-    const int64_t size = *rc::gen::inRange<int64_t>(0, m + 1);
-    for (int64_t d = 0; d < cfg.dp; ++d) {
-      const int64_t real = *rc::gen::inRange<int64_t>(0, (graph ? size : m) + 1);
-      c.step.tokens.push_back(real);
-      c.step.padded.push_back(graph ? size : real);
-    }
-    RC_PRE(ValidateCase(c).field.empty());
+    ClampToShape(c, domain);  // a no-op unless an override left the domain
     return c;
   });
 }

@@ -139,8 +139,10 @@ TEST(PlanTest, ReplayBufferOfExactlyNRowsRunsTheKernel) {
 // mutant of the SUT layer shapes the GPU's collectives the same way.
 TEST(PlanTest, EveryDispatchMutantReachesTheGpuCollectives) {
   const Case eager = SpecEager();
+  size_t dispatch_mutants = 0;
   for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
-    if (m.host_capture || m.gpu_only) continue;
+    if (!m.dispatch) continue;
+    ++dispatch_mutants;
     const sut::MutantSet mutants(m.id);
     const sut::DispatchPlan dispatch = sut::PlanDispatch(eager, mutants);
     const Plan plan = PlanFor(eager, mutants);
@@ -155,10 +157,11 @@ TEST(PlanTest, EveryDispatchMutantReachesTheGpuCollectives) {
       EXPECT_EQ(plan.ranks[r].n, TotalRows(dispatch.Routed(r))) << m.name;
     }
   }
+  EXPECT_EQ(dispatch_mutants, sut::DispatchMutants().size());
   // And they differ from the plain plan where the mutant changes dispatch.
-  const Plan tp_major = PlanFor(eager, sut::MutantSet(sut::Mutant::kTpMajorEpOrder));
+  const Plan tp_major = PlanFor(eager, sut::MutantSet(sut::MutantNamed("tp-major-ep-order")));
   EXPECT_EQ(tp_major.gathers[0].members, (std::vector<int>{0, 2, 1, 3}));
-  const Plan floor = PlanFor(eager, sut::MutantSet(sut::Mutant::kFloorShardSize));
+  const Plan floor = PlanFor(eager, sut::MutantSet(sut::MutantNamed("floor-shard-size")));
   EXPECT_EQ(floor.gathers[0].sizes, (std::vector<int64_t>{2, 2, 1, 1}));
 }
 

@@ -79,7 +79,7 @@ TEST(MinimizeTest, EveryHostMutantShrinksToACaseThatStillFailsTheSameWay) {
 }
 
 TEST(MinimizeTest, MinimalCaseIsAFixedPoint) {
-  const sut::SutOptions options = WithMutant(sut::Mutant::kSpGatherDpGroup);
+  const sut::SutOptions options = WithMutant(sut::MutantNamed("sp-gather-dp-group"));
   const Case input = LoadCaseFile(kCorpus + "/seeds/tp4-dp3-idle-rank.r3case");
   const MinimizeResult once = Minimize(input, Options(options));
   ASSERT_TRUE(once.input_fails);
@@ -89,7 +89,7 @@ TEST(MinimizeTest, MinimalCaseIsAFixedPoint) {
 }
 
 TEST(MinimizeTest, SameInputGivesByteIdenticalText) {
-  const sut::SutOptions options = WithMutant(sut::Mutant::kFloorShardSize);
+  const sut::SutOptions options = WithMutant(sut::MutantNamed("floor-shard-size"));
   const Case input = LoadCaseFile(kCorpus + "/seeds/tp4-dp3-idle-rank.r3case");
   const std::string a = MinimizedText(Minimize(input, Options(options)), options);
   const std::string b = MinimizedText(Minimize(input, Options(options)), options);
@@ -97,7 +97,7 @@ TEST(MinimizeTest, SameInputGivesByteIdenticalText) {
 }
 
 TEST(MinimizeTest, TextIsACaseFileOfTheMinimalCase) {
-  const sut::SutOptions options = WithMutant(sut::Mutant::kTpMajorEpOrder);
+  const sut::SutOptions options = WithMutant(sut::MutantNamed("tp-major-ep-order"));
   const MinimizeResult r =
       Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-warmup.r3case"), Options(options));
   const std::string text = MinimizedText(r, options);
@@ -149,7 +149,7 @@ TEST(MinimizeTest, FieldReportSaysWhatMattersAndWhatDoesNot) {
 }
 
 TEST(MinimizeTest, SingleInvariantModeKeepsOnlyThatInvariant) {
-  const sut::SutOptions options = WithMutant(sut::Mutant::kSpGatherDpGroup);
+  const sut::SutOptions options = WithMutant(sut::MutantNamed("sp-gather-dp-group"));
   MinimizeOptions mo = Options(options);
   mo.invariant = Invariant::kTpAgree;
   const MinimizeResult r =

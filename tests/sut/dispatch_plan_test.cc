@@ -94,17 +94,81 @@ TEST(DispatchPlanTest, SequenceParallelNeedsMoreThanOneTpRank) {
 
 TEST(DispatchPlanTest, DispatchMutantsChangeThePlan) {
   const Case eager = MakeCase({.tokens = {5, 3}});
-  const DispatchPlan tp_major = PlanDispatch(eager, MutantSet(Mutant::kTpMajorEpOrder));
+  const DispatchPlan tp_major = PlanDispatch(eager, MutantSet(MutantNamed("tp-major-ep-order")));
   EXPECT_EQ(tp_major.groups[0].members, (std::vector<int64_t>{0, 2, 1, 3}));
   EXPECT_EQ(DescribeRuns(tp_major.Routed(0)), "dp0[0..3) dp1[0..2) dp0[3..5) pad1 dp1[2..3) pad1");
 
-  const DispatchPlan dp_group = PlanDispatch(eager, MutantSet(Mutant::kSpGatherDpGroup));
+  const DispatchPlan dp_group = PlanDispatch(eager, MutantSet(MutantNamed("sp-gather-dp-group")));
   ASSERT_EQ(dp_group.groups.size(), 2u);
   EXPECT_EQ(DescribeRuns(dp_group.Routed(1)), "dp0[3..5) pad1 dp1[2..3) pad1");
 
-  const DispatchPlan floor = PlanDispatch(eager, MutantSet(Mutant::kFloorShardSize));
+  const DispatchPlan floor = PlanDispatch(eager, MutantSet(MutantNamed("floor-shard-size")));
   EXPECT_EQ(*floor.local_sizes, (std::vector<int64_t>{2, 2, 1, 1}));
   EXPECT_EQ(DescribeRuns(floor.Routed(0)), "dp0[0..4) dp1[0..2)");
+}
+
+// A dispatch mutant is one row of DispatchMutants(): the catalogue lists
+// each row under its own id, and nothing else as a dispatch mutant.
+TEST(DispatchPlanTest, DispatchMutantsAreTheCataloguesDispatchRows) {
+  const std::span<const DispatchMutant> rows = DispatchMutants();
+  ASSERT_GE(rows.size(), 3u);
+  size_t listed = 0;
+  for (const MutantInfo& m : MutantCatalogue()) {
+    if (!m.dispatch) {
+      EXPECT_LT(static_cast<size_t>(m.id), static_cast<size_t>(Mutant::kCount)) << m.name;
+      continue;
+    }
+    ++listed;
+    EXPECT_FALSE(m.equivalent || m.gpu_only || m.host_capture) << m.name;
+  }
+  EXPECT_EQ(listed, rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const MutantInfo& info = GetMutantInfo(DispatchMutantId(i));
+    EXPECT_EQ(info.name, rows[i].name);
+    EXPECT_EQ(info.description, rows[i].description);
+    EXPECT_TRUE(info.dispatch);
+    EXPECT_EQ(MutantNamed(rows[i].name), DispatchMutantId(i));
+  }
+  EXPECT_THROW(MutantNamed("no-such-mutant"), std::invalid_argument);
+}
+
+// No row is a no-op: on some sampled case its plan hands a rank other rows.
+TEST(DispatchPlanTest, EveryDispatchMutantChangesSomeRanksRows) {
+  for (size_t i = 0; i < DispatchMutants().size(); ++i) {
+    const MutantSet mutants(DispatchMutantId(i));
+    sample::CaseSampler sampler(/*seed=*/11);
+    bool changed = false;
+    for (int n = 0; n < 2000 && !changed; ++n) {
+      const Case c = sampler.Next();
+      const DispatchPlan plain = PlanDispatch(c, {});
+      const DispatchPlan mutated = PlanDispatch(c, mutants);
+      for (size_t r = 0; r < plain.ranks.size(); ++r) {
+        changed = changed || !(mutated.Routed(r) == plain.Routed(r));
+      }
+    }
+    EXPECT_TRUE(changed) << DispatchMutants()[i].name;
+  }
+}
+
+// Each edit runs in table order on the plan the ones before it left, and a
+// gather's sizes follow its members: TP-major order over floor-divided shards.
+TEST(DispatchPlanTest, DispatchMutantsCompose) {
+  const Case eager = MakeCase({.tokens = {5, 3}});
+  MutantSet both(MutantNamed("tp-major-ep-order"));
+  both.set(MutantNamed("floor-shard-size"));
+  const DispatchPlan plan = PlanDispatch(eager, both);
+  EXPECT_EQ(*plan.local_sizes, (std::vector<int64_t>{2, 2, 1, 1}));
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].members, (std::vector<int64_t>{0, 2, 1, 3}));
+  EXPECT_EQ(plan.groups[0].sizes, (std::vector<int64_t>{2, 1, 2, 1}));
+  EXPECT_EQ(DescribeRuns(plan.Routed(0)), "dp0[0..2) dp1[0..1) dp0[2..4) dp1[1..2)");
+  EXPECT_TRUE(plan.error.empty());
+  // The DP-group edit replaces the EP group, TP-major order and all.
+  both.set(MutantNamed("sp-gather-dp-group"));
+  const DispatchPlan dp_groups = PlanDispatch(eager, both);
+  ASSERT_EQ(dp_groups.groups.size(), 2u);
+  EXPECT_EQ(dp_groups.groups[1].members, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(dp_groups.groups[1].sizes, (std::vector<int64_t>{2, 1}));
 }
 
 TEST(DispatchPlanTest, CaptureMutantsLeaveThePlanAlone) {

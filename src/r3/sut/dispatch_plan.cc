@@ -1,6 +1,7 @@
 #include "r3/sut/dispatch_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "r3/case/checked_math.h"
@@ -9,46 +10,17 @@
 namespace r3::sut {
 namespace {
 
-// all_gatherv: concatenates sizes[i] rows of each member, in member order.
-// A member that holds fewer rows than its size is recorded in plan.error.
-void Gather(DispatchPlan& plan, GatherGroup& group) {
-  for (size_t i = 0; i < group.members.size(); ++i) {
-    const RankDispatch& member = plan.ranks[static_cast<size_t>(group.members[i])];
-    const int64_t held = member.shard_rows;
-    if (held < group.sizes[i] && plan.error.empty()) {
-      plan.error = "all_gatherv: member dp" + std::to_string(member.dp) + "/tp" +
-                   std::to_string(member.tp) + " holds " + std::to_string(held) +
-                   " rows, size says " + std::to_string(group.sizes[i]);
-    }
-    // The member's first sizes[i] rows (one or two runs).
-    int64_t left = group.sizes[i];
-    for (RowRun run : member.local) {
-      run.count = std::min(run.count, left);
-      left -= run.count;
-      AppendRun(group.rows, run);
-    }
-  }
-}
+using internal::ShardRounding;
 
-}  // namespace
-
-const RowRuns& DispatchPlan::Routed(size_t index) const {
-  const RankDispatch& r = ranks[index];
-  return r.group < 0 ? r.local : groups[static_cast<size_t>(r.group)].rows;
-}
-
-DispatchPlan PlanDispatch(const Case& c, const MutantSet& mutants) {
+// Each rank's own rows: its SP shard (sequence_parallel_chunk), or its DP
+// rank's whole batch; and local_sizes, which follow the same rounding. A
+// rank's group is left as it is.
+void PlanShards(const Case& c, DispatchPlan& plan, ShardRounding rounding) {
   const Config& cfg = c.config;
   const std::vector<int64_t>& num_tokens = c.step.padded;
-  DispatchPlan plan;
-  plan.sp = internal::UseSequenceParallelMoe(cfg);
-  plan.naive = internal::UsesNaiveDispatch(cfg);
   if (cfg.dp > 1) {
-    plan.local_sizes = internal::ComputeSpNumTokens(num_tokens, plan.sp ? cfg.tp : 1, mutants);
+    plan.local_sizes = internal::ComputeSpNumTokens(num_tokens, plan.sp ? cfg.tp : 1, rounding);
   }
-
-  // Each rank's own rows: its SP shard (sequence_parallel_chunk), or its DP
-  // rank's whole batch.
   plan.ranks.resize(static_cast<size_t>(CheckedMul(cfg.dp, cfg.tp)));
   for (int64_t d = 0; d < cfg.dp; ++d) {
     const int64_t n_d = num_tokens[static_cast<size_t>(d)];
@@ -56,8 +28,10 @@ DispatchPlan PlanDispatch(const Case& c, const MutantSet& mutants) {
       RankDispatch& r = plan.ranks[static_cast<size_t>(d * cfg.tp + t)];
       r.dp = d;
       r.tp = t;
+      r.local.clear();
+      r.shard_first = 0;
       if (plan.sp) {
-        r.local = internal::SequenceParallelChunk(d, n_d, t, cfg.tp, mutants);
+        r.local = internal::SequenceParallelChunk(d, n_d, t, cfg.tp, rounding);
         r.shard_rows = TotalRows(r.local);
         r.held_rows = CheckedMul(r.shard_rows, cfg.tp);
         r.shard_first = CheckedMul(t, r.shard_rows);
@@ -67,32 +41,100 @@ DispatchPlan PlanDispatch(const Case& c, const MutantSet& mutants) {
       }
     }
   }
-  if (!plan.naive) return plan;
+}
 
-  const std::vector<int64_t>& local_sizes = *plan.local_sizes;
-  if (plan.sp && !mutants.has(Mutant::kSpGatherDpGroup)) {
-    // One EP group; member e is EP rank e = d*T + t (tp-major-ep-order: t*D + d).
-    const bool tp_major = mutants.has(Mutant::kTpMajorEpOrder);
+// One group per TP index t: DP ranks 0..D-1 in order.
+void PlanDpGroups(const Config& cfg, DispatchPlan& plan) {
+  plan.groups.clear();
+  for (int64_t t = 0; t < cfg.tp; ++t) {
     GatherGroup& g = plan.groups.emplace_back();
-    for (int64_t e = 0; e < CheckedMul(cfg.dp, cfg.tp); ++e) {
-      const int64_t d = tp_major ? e % cfg.dp : e / cfg.tp;
-      const int64_t t = tp_major ? e / cfg.dp : e % cfg.tp;
-      const int64_t index = d * cfg.tp + t;
-      g.members.push_back(index);
-      g.sizes.push_back(tp_major ? plan.ranks[static_cast<size_t>(index)].shard_rows
-                                 : local_sizes[static_cast<size_t>(e)]);
+    for (int64_t d = 0; d < cfg.dp; ++d) {
+      g.members.push_back(d * cfg.tp + t);
+      plan.ranks[static_cast<size_t>(d * cfg.tp + t)].group = static_cast<int>(t);
     }
-    for (RankDispatch& r : plan.ranks) r.group = 0;
-  } else {
-    // The DP group of each TP index (under SP only with a mutant).
-    for (int64_t t = 0; t < cfg.tp; ++t) {
-      GatherGroup& g = plan.groups.emplace_back();
-      for (int64_t d = 0; d < cfg.dp; ++d) {
-        g.members.push_back(d * cfg.tp + t);
-        g.sizes.push_back(local_sizes[static_cast<size_t>(plan.sp ? d * cfg.tp + t : d)]);
-        plan.ranks[static_cast<size_t>(d * cfg.tp + t)].group = static_cast<int>(t);
-      }
+  }
+}
+
+// vLLM's gather groups: under SP one EP group whose member e is EP rank
+// e = d*T + t; otherwise the DP group of each TP index.
+void PlanGroups(const Config& cfg, DispatchPlan& plan) {
+  if (!plan.sp) return PlanDpGroups(cfg, plan);
+  GatherGroup& g = plan.groups.emplace_back();
+  for (int64_t e = 0; e < CheckedMul(cfg.dp, cfg.tp); ++e) g.members.push_back(e);
+  for (RankDispatch& r : plan.ranks) r.group = 0;
+}
+
+// all_gatherv: concatenates sizes[i] rows of each member, in member order;
+// a member's size is its entry of local_sizes. A member that holds fewer
+// rows than its size is recorded in plan.error.
+void Gather(DispatchPlan& plan, GatherGroup& group) {
+  group.sizes.clear();
+  for (const int64_t index : group.members) {
+    const RankDispatch& member = plan.ranks[static_cast<size_t>(index)];
+    const int64_t size = (*plan.local_sizes)[static_cast<size_t>(plan.sp ? index : member.dp)];
+    group.sizes.push_back(size);
+    if (member.shard_rows < size && plan.error.empty()) {
+      plan.error = "all_gatherv: member dp" + std::to_string(member.dp) + "/tp" +
+                   std::to_string(member.tp) + " holds " + std::to_string(member.shard_rows) +
+                   " rows, size says " + std::to_string(size);
     }
+    // The member's first `size` rows (one or two runs).
+    int64_t left = size;
+    for (RowRun run : member.local) {
+      run.count = std::min(run.count, left);
+      left -= run.count;
+      AppendRun(group.rows, run);
+    }
+  }
+}
+
+// The seeded dispatch bugs. Each edit must leave the plan alone where its
+// mistake cannot happen (the plan is then the correct one).
+constexpr std::array kDispatchMutants = {
+    DispatchMutant{
+        "tp-major-ep-order",
+        "the EP all-gather concatenates shards TP-major (rank t*D + d) instead of d*T + t",
+        [](const Case& c, DispatchPlan& plan) {
+          if (!plan.sp || plan.groups.size() != 1) return;
+          std::vector<int64_t>& members = plan.groups[0].members;
+          for (int64_t e = 0; e < static_cast<int64_t>(members.size()); ++e) {
+            members[static_cast<size_t>(e)] = (e % c.config.dp) * c.config.tp + e / c.config.dp;
+          }
+        }},
+    DispatchMutant{
+        "floor-shard-size",
+        "local_sizes and SP shards use floor division N // sp instead of cdiv",
+        [](const Case& c, DispatchPlan& plan) { PlanShards(c, plan, ShardRounding::kFloor); }},
+    DispatchMutant{
+        "sp-gather-dp-group",
+        "with SP the dispatch all-gathers over the DP group instead of the whole EP group",
+        [](const Case& c, DispatchPlan& plan) {
+          if (plan.sp && plan.naive) PlanDpGroups(c.config, plan);
+        }},
+};
+static_assert(static_cast<size_t>(Mutant::kCount) + kDispatchMutants.size() <= kMaxMutants);
+
+}  // namespace
+
+const RowRuns& DispatchPlan::Routed(size_t index) const {
+  const RankDispatch& r = ranks[index];
+  return r.group < 0 ? r.local : groups[static_cast<size_t>(r.group)].rows;
+}
+
+std::span<const DispatchMutant> DispatchMutants() { return kDispatchMutants; }
+
+Mutant DispatchMutantId(size_t index) {
+  return static_cast<Mutant>(static_cast<size_t>(Mutant::kCount) + index);
+}
+
+DispatchPlan PlanDispatch(const Case& c, const MutantSet& mutants) {
+  DispatchPlan plan;
+  plan.sp = internal::UseSequenceParallelMoe(c.config);
+  plan.naive = internal::UsesNaiveDispatch(c.config);
+  PlanShards(c, plan, ShardRounding::kCeil);
+  if (plan.naive) PlanGroups(c.config, plan);
+  for (size_t i = 0; i < kDispatchMutants.size(); ++i) {
+    if (mutants.has(DispatchMutantId(i))) kDispatchMutants[i].edit(c, plan);
   }
   for (GatherGroup& g : plan.groups) Gather(plan, g);
   return plan;

@@ -4,12 +4,19 @@
 // `topk_ids` rows its router and capture see. The host SUT captures from it,
 // the GPU path moves real rows along it, and the engine protocol sends each
 // rank's rows from it, so a dispatch mutant is honoured by all three.
+//
+// A dispatch mutant is one row of DispatchMutants() (dispatch_plan.cc): a
+// name, a description and an edit of the correct plan made before its
+// gathers run. Adding a row is all it takes; the catalogue, the CLI's
+// --mutant, the host SUT, the GPU path and engine requests pick it up.
 #ifndef R3_SUT_DISPATCH_PLAN_H_
 #define R3_SUT_DISPATCH_PLAN_H_
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "r3/case/case.h"
@@ -33,7 +40,10 @@ struct RankDispatch {
 
 struct GatherGroup {
   std::vector<int64_t> members;  // rank indices d*T + t, in group-rank order
-  std::vector<int64_t> sizes;    // all_gatherv sizes, one per member
+  // all_gatherv sizes, one per member: its entry of local_sizes (set when
+  // the plan's gathers run, so an edit of the members or of local_sizes
+  // carries over).
+  std::vector<int64_t> sizes;
   RowRuns rows;                  // the gathered tensor every member receives
 };
 
@@ -52,6 +62,18 @@ struct DispatchPlan {
 };
 
 DispatchPlan PlanDispatch(const Case& c, const MutantSet& mutants);
+
+struct DispatchMutant {
+  std::string_view name;
+  std::string_view description;
+  // Edits the correct plan (ranks' rows, local_sizes, groups' members);
+  // the gathers then run on the result.
+  void (*edit)(const Case& c, DispatchPlan& plan);
+};
+
+std::span<const DispatchMutant> DispatchMutants();
+// The catalogue id of DispatchMutants()[index].
+Mutant DispatchMutantId(size_t index);
 
 }  // namespace r3::sut
 

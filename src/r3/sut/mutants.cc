@@ -2,11 +2,15 @@
 
 #include <array>
 #include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "r3/sut/dispatch_plan.h"
 
 namespace r3::sut {
 namespace {
 
-constexpr std::array<MutantInfo, static_cast<size_t>(Mutant::kCount)> kCatalogue = {{
+constexpr std::array<MutantInfo, static_cast<size_t>(Mutant::kCount)> kCore = {{
     {Mutant::kSizeByDpWithEp, "size-by-dp-with-ep",
      "pr50874 sizing multiplies M by the DP size even when EP is on", false, false},
     {Mutant::kShardStartWithoutS, "shard-start-without-S",
@@ -14,11 +18,6 @@ constexpr std::array<MutantInfo, static_cast<size_t>(Mutant::kCount)> kCatalogue
      false, true},
     {Mutant::kNoSpTrim, "no-sp-trim",
      "ep-sp-shards copies the whole shard group, SP padding rows included", false, false, true},
-    {Mutant::kTpMajorEpOrder, "tp-major-ep-order",
-     "the EP all-gather concatenates shards TP-major (rank t*D + d) instead of d*T + t", false,
-     false},
-    {Mutant::kFloorShardSize, "floor-shard-size",
-     "local_sizes and SP shards use floor division N // sp instead of cdiv", false, false},
     {Mutant::kNaiveDpEndOffByOne, "naive-dp-end-off-by-one",
      "naive-dp takes end = N[0] + ... + N[d] - 1, dropping the rank's last row", false, false, true},
     {Mutant::kLocalSizesLenEqDp, "local-sizes-len-eq-dp",
@@ -29,9 +28,6 @@ constexpr std::array<MutantInfo, static_cast<size_t>(Mutant::kCount)> kCatalogue
      false, true},
     {Mutant::kSnapshotInt8, "snapshot-int8",
      "snapshots narrow to signed int8 (not uint8) for at most 256 experts", false, false, true},
-    {Mutant::kSpGatherDpGroup, "sp-gather-dp-group",
-     "with SP the dispatch all-gathers over the DP group instead of the whole EP group", false,
-     false},
     {Mutant::kSpTpGatherNoTrim, "sp-tp-gather-no-trim",
      "sp-tp-gather keeps all T*cdiv(L,T) TP-gathered rows, SP padding included, instead of L",
      false, false, true},
@@ -59,22 +55,53 @@ constexpr std::array<MutantInfo, static_cast<size_t>(Mutant::kCount)> kCatalogue
      false, true},
 }};
 
+// kCore's host mutants, the dispatch plan's rows (ids after kCount), then
+// kCore's GPU-only ones: `r3check mutants` lists them in this order.
+std::vector<MutantInfo> BuildCatalogue() {
+  std::vector<MutantInfo> all;
+  for (const MutantInfo& info : kCore) {
+    if (!info.gpu_only) all.push_back(info);
+  }
+  const std::span<const DispatchMutant> rows = DispatchMutants();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    all.push_back({.id = DispatchMutantId(i),
+                   .name = rows[i].name,
+                   .description = rows[i].description,
+                   .equivalent = false,
+                   .gpu_only = false,
+                   .dispatch = true});
+  }
+  for (const MutantInfo& info : kCore) {
+    if (info.gpu_only) all.push_back(info);
+  }
+  return all;
+}
+
 }  // namespace
 
-std::span<const MutantInfo> MutantCatalogue() { return kCatalogue; }
+std::span<const MutantInfo> MutantCatalogue() {
+  static const std::vector<MutantInfo> catalogue = BuildCatalogue();
+  return catalogue;
+}
 
 const MutantInfo& GetMutantInfo(Mutant id) {
-  for (const MutantInfo& info : kCatalogue) {
+  for (const MutantInfo& info : MutantCatalogue()) {
     if (info.id == id) return info;
   }
   throw std::out_of_range("unknown mutant id");
 }
 
 std::optional<Mutant> FindMutant(std::string_view name) {
-  for (const MutantInfo& info : kCatalogue) {
+  for (const MutantInfo& info : MutantCatalogue()) {
     if (info.name == name) return info.id;
   }
   return std::nullopt;
+}
+
+Mutant MutantNamed(std::string_view name) {
+  const std::optional<Mutant> id = FindMutant(name);
+  if (!id) throw std::invalid_argument("no mutant named '" + std::string(name) + "'");
+  return *id;
 }
 
 }  // namespace r3::sut

@@ -6,23 +6,23 @@
 #define R3_SUT_MUTANTS_H_
 
 #include <bitset>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
 
 namespace r3::sut {
 
-enum class Mutant {
+// Mutants of the dispatch plan are not listed here: each is one row of
+// DispatchMutants() in dispatch_plan.cc, and its id follows kCount.
+enum class Mutant : uint8_t {
   kSizeByDpWithEp,
   kShardStartWithoutS,
   kNoSpTrim,
-  kTpMajorEpOrder,
-  kFloorShardSize,
   kNaiveDpEndOffByOne,
   kLocalSizesLenEqDp,
   kShardsBeforeNaiveDp,  // equivalent: must never be reported
   kSnapshotInt8,
-  kSpGatherDpGroup,
   kSpTpGatherNoTrim,
   kCapturerRowsPerShard,
   // Data-movement mistakes only the GPU path can show.
@@ -31,8 +31,11 @@ enum class Mutant {
   kGpuVecGroups,
   kGpuTailRows,
   kGpuSkippedCollective,
-  kCount,
+  kCount,  // the first dispatch mutant's id
 };
+
+// Room for every mutant id, the dispatch plan's included.
+inline constexpr size_t kMaxMutants = 64;
 
 struct MutantInfo {
   Mutant id;
@@ -44,11 +47,16 @@ struct MutantInfo {
   // the engine's own capture, so it cannot honour it; dispatch and sizing
   // mutants stay r3check's and apply to engines too.
   bool host_capture = false;
+  // An edit of the shared dispatch plan (a row of DispatchMutants()).
+  bool dispatch = false;
 };
 
 std::span<const MutantInfo> MutantCatalogue();
 const MutantInfo& GetMutantInfo(Mutant id);
 std::optional<Mutant> FindMutant(std::string_view name);
+// FindMutant for names that must exist (tests, built-in tables): throws
+// std::invalid_argument naming an unknown one.
+Mutant MutantNamed(std::string_view name);
 
 class MutantSet {
  public:
@@ -60,7 +68,7 @@ class MutantSet {
   bool empty() const { return bits_.none(); }
 
  private:
-  std::bitset<static_cast<size_t>(Mutant::kCount)> bits_;
+  std::bitset<kMaxMutants> bits_;
 };
 
 }  // namespace r3::sut

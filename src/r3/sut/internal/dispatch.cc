@@ -17,22 +17,28 @@ bool UsesNaiveDispatch(const Config& config) {
          (config.dp > 1 || UseSequenceParallelMoe(config));
 }
 
+namespace {
+
+int64_t ShardSize(int64_t rows, int64_t shards, ShardRounding rounding) {
+  return rounding == ShardRounding::kFloor ? rows / shards : (rows + shards - 1) / shards;
+}
+
+}  // namespace
+
 std::vector<int64_t> ComputeSpNumTokens(const std::vector<int64_t>& num_tokens, int64_t sp,
-                                        const MutantSet& mutants) {
+                                        ShardRounding rounding) {
   std::vector<int64_t> out;
   out.reserve(num_tokens.size() * static_cast<size_t>(sp));
   for (int64_t n : num_tokens) {
-    const int64_t per_shard = mutants.has(Mutant::kFloorShardSize) ? n / sp : (n + sp - 1) / sp;
+    const int64_t per_shard = ShardSize(n, sp, rounding);
     out.insert(out.end(), static_cast<size_t>(sp), per_shard);
   }
   return out;
 }
 
 RowRuns SequenceParallelChunk(int64_t dp_rank, int64_t num_tokens, int64_t tp_rank,
-                              int64_t tp_size, const MutantSet& mutants) {
-  const int64_t shard = mutants.has(Mutant::kFloorShardSize)
-                            ? num_tokens / tp_size
-                            : (num_tokens + tp_size - 1) / tp_size;
+                              int64_t tp_size, ShardRounding rounding) {
+  const int64_t shard = ShardSize(num_tokens, tp_size, rounding);
   const int64_t padded_len = CheckedMul(shard, tp_size);
   // The padded batch is [0, real) of the DP rank's rows, then padding up to
   // padded_len; shard tp_rank is [start, end) of it (end <= padded_len).
@@ -49,10 +55,9 @@ RowRuns SequenceParallelChunk(int64_t dp_rank, int64_t num_tokens, int64_t tp_ra
 int64_t WorstCaseKernelRows(const Config& config) {
   const int64_t m = config.max_num_batched_tokens;
   const bool sp = UseSequenceParallelMoe(config);
-  const MutantSet none;
-  if (!UsesNaiveDispatch(config)) return sp ? ComputeSpNumTokens({m}, config.tp, none)[0] : m;
+  if (!UsesNaiveDispatch(config)) return sp ? ComputeSpNumTokens({m}, config.tp)[0] : m;
   const std::vector<int64_t> warmup(static_cast<size_t>(config.dp), m);
-  return CheckedSum(ComputeSpNumTokens(warmup, sp ? config.tp : 1, none));
+  return CheckedSum(ComputeSpNumTokens(warmup, sp ? config.tp : 1));
 }
 
 }  // namespace r3::sut::internal
