@@ -59,7 +59,9 @@ CaseShape DomainOf(const Shape& shape) {
       .Set(FieldId::kTp, 1, shape.max_tp)
       .Set(FieldId::kMaxNumBatchedTokens, 1, 47)
       .Set(FieldId::kNumExperts, shape.informative ? 256 : 1, 40000)
-      .Set(FieldId::kTopK, shape.informative ? 2 : 1, shape.real_model ? 16 : 5)
+      // Real models route some layers to one expert: top_k 1 stays in.
+      .Set(FieldId::kTopK, shape.informative && !shape.real_model ? 2 : 1,
+           shape.real_model ? 16 : 5)
       .Set(FieldId::kNumLayers, shape.min_layers, shape.real_model ? 128 : 3);
   if (shape.naive_only) domain.Set(FieldId::kDispatch, /*naive=*/0, /*naive=*/0);
   return domain;
