@@ -719,6 +719,10 @@ TEST(CliFlagsE2eTest, MutantsListsTheWholeCatalogue) {
 TEST(CliFlagsE2eTest, MutantsJsonListsEachMutantWithItsKind) {
   const Result r = R3check("mutants --json");
   ASSERT_EQ(r.status, 0) << r.err;
+  // Indented by two, one mutant's fields in the catalogue's order.
+  EXPECT_EQ(r.out.rfind("[\n  {\n    \"name\": \"size-by-dp-with-ep\",\n    \"description\": ", 0),
+            0u)
+      << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.is_array());
   std::map<std::string, nlohmann::json> by_name;

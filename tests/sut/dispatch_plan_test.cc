@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "r3/case/case_format.h"
 #include "r3/model/layout.h"
 #include "r3/sample/case_sampler.h"
 #include "r3/sut/sut.h"
@@ -147,6 +148,34 @@ TEST(DispatchPlanTest, EveryDispatchMutantChangesSomeRanksRows) {
       }
     }
     EXPECT_TRUE(changed) << DispatchMutants()[i].name;
+  }
+}
+
+// Today's three dispatch mutants are mistakes of SP: floor-shard-size of its
+// shards, the other two of its naive all-gather over the EP group. Where
+// their mistake cannot happen their plan is the plain one.
+TEST(DispatchPlanTest, SpDispatchMutantsLeaveOtherStepsAlone) {
+  for (const char* name : {"tp-major-ep-order", "floor-shard-size", "sp-gather-dp-group"}) {
+    const bool shards_only = std::string(name) == "floor-shard-size";
+    const MutantSet mutants(MutantNamed(name));
+    sample::CaseSampler sampler(/*seed=*/13);
+    int compared = 0;
+    for (int n = 0; n < 3000; ++n) {
+      const Case c = sampler.Next();
+      const DispatchPlan plain = PlanDispatch(c, {});
+      if (plain.sp && (shards_only || plain.naive)) continue;
+      ++compared;
+      const DispatchPlan mutated = PlanDispatch(c, mutants);
+      ASSERT_EQ(mutated.local_sizes, plain.local_sizes) << name << "\n" << PrintCase(c);
+      ASSERT_EQ(mutated.groups.size(), plain.groups.size()) << name << "\n" << PrintCase(c);
+      for (size_t r = 0; r < plain.ranks.size(); ++r) {
+        ASSERT_EQ(mutated.Routed(r), plain.Routed(r)) << name << " rank " << r << "\n"
+                                                      << PrintCase(c);
+        ASSERT_EQ(mutated.ranks[r].local, plain.ranks[r].local) << name << "\n" << PrintCase(c);
+        ASSERT_EQ(mutated.ranks[r].group, plain.ranks[r].group) << name << "\n" << PrintCase(c);
+      }
+    }
+    EXPECT_GT(compared, 500) << name;
   }
 }
 

@@ -140,6 +140,23 @@ TEST(MutantsTest, GpuOnlyMutantsDoNotChangeTheHostSut) {
   }
 }
 
+// The catalogue is every entry of the Mutant enum, once, then the dispatch
+// plan's rows: none is dropped on the way.
+TEST(MutantsTest, CatalogueListsEveryEnumMutantAndEveryDispatchRow) {
+  std::set<size_t> ids;
+  for (const MutantInfo& m : MutantCatalogue()) {
+    EXPECT_TRUE(ids.insert(static_cast<size_t>(m.id)).second) << m.name;
+    EXPECT_EQ(GetMutantInfo(m.id).name, m.name);
+  }
+  const size_t enum_count = static_cast<size_t>(Mutant::kCount);
+  EXPECT_EQ(ids.size(), enum_count + DispatchMutants().size());
+  for (size_t id = 0; id < enum_count + DispatchMutants().size(); ++id) {
+    EXPECT_EQ(ids.count(id), 1u) << "no catalogue entry for mutant id " << id;
+  }
+  EXPECT_EQ(GetMutantInfo(Mutant::kGpuTailRows).name, "gpu-tail-rows");
+  EXPECT_TRUE(GetMutantInfo(Mutant::kGpuTailRows).gpu_only);
+}
+
 TEST(MutantsTest, NamesAreUniqueAndResolve) {
   std::set<std::string_view> names;
   for (const MutantInfo& m : MutantCatalogue()) {

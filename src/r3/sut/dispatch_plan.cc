@@ -29,7 +29,6 @@ void PlanShards(const Case& c, DispatchPlan& plan, ShardRounding rounding) {
       r.dp = d;
       r.tp = t;
       r.local.clear();
-      r.shard_first = 0;
       if (plan.sp) {
         r.local = internal::SequenceParallelChunk(d, n_d, t, cfg.tp, rounding);
         r.shard_rows = TotalRows(r.local);
@@ -133,8 +132,8 @@ DispatchPlan PlanDispatch(const Case& c, const MutantSet& mutants) {
   plan.naive = internal::UsesNaiveDispatch(c.config);
   PlanShards(c, plan, ShardRounding::kCeil);
   if (plan.naive) PlanGroups(c.config, plan);
-  for (size_t i = 0; i < kDispatchMutants.size(); ++i) {
-    if (mutants.has(DispatchMutantId(i))) kDispatchMutants[i].edit(c, plan);
+  for (size_t i = 0; const DispatchMutant& row : kDispatchMutants) {
+    if (mutants.has(DispatchMutantId(i++))) row.edit(c, plan);
   }
   for (GatherGroup& g : plan.groups) Gather(plan, g);
   return plan;

@@ -55,7 +55,7 @@ RowRuns SequenceParallelChunk(int64_t dp_rank, int64_t num_tokens, int64_t tp_ra
 int64_t WorstCaseKernelRows(const Config& config) {
   const int64_t m = config.max_num_batched_tokens;
   const bool sp = UseSequenceParallelMoe(config);
-  if (!UsesNaiveDispatch(config)) return sp ? ComputeSpNumTokens({m}, config.tp)[0] : m;
+  if (!UsesNaiveDispatch(config)) return sp ? ComputeSpNumTokens({m}, config.tp).front() : m;
   const std::vector<int64_t> warmup(static_cast<size_t>(config.dp), m);
   return CheckedSum(ComputeSpNumTokens(warmup, sp ? config.tp : 1));
 }
