@@ -917,10 +917,17 @@ TEST(CliFlagsE2eTest, ACorpusWithOnlySeedsRunsThem) {
 // not an empty folder. Root lists any folder, so as root the run drops to
 // nobody (setpriv, util-linux).
 TEST(CliFlagsE2eTest, ACorpusFolderThatCannotBeListedIsExitTwoNamingIt) {
-  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
-  if (geteuid() == 0 && r3::testing::RunShell(as_nobody + " true").status != 0) {
+  const std::string setpriv = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+  if (geteuid() == 0 && r3::testing::RunShell(setpriv + " true").status != 0) {
     GTEST_SKIP() << "running as root without setpriv: cannot make a folder unreadable";
   }
+  // A coverage build's binary writes .gcda files next to its objects, which
+  // nobody may not: it would add its complaints to stderr. They go to a
+  // folder nobody may write instead.
+  const std::string gcov = TempPath("nobody-gcov");
+  std::filesystem::create_directories(gcov);
+  std::filesystem::permissions(gcov, std::filesystem::perms::all);
+  const std::string as_nobody = "GCOV_PREFIX='" + gcov + "' " + setpriv;
   // A build tree closed to others (a home folder) keeps nobody from the binary.
   if (geteuid() == 0 && R3check("--version", "", as_nobody).status != 0) {
     GTEST_SKIP() << "running as root, and nobody may not run R3CHECK_BIN here";
