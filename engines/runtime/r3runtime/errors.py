@@ -1,0 +1,75 @@
+"""What ends an adapter, and how r3check's own gaps are told from the engine's errors.
+
+The rule (docs/engines.md, "A stand-in gap is never a verdict"): an exception
+that comes from one of r3check's stand-ins lacking something (an attribute,
+a method, a module the engine's code reaches at run time) is a StandInGap.
+However the engine's code wraps it, if one is in the chain of the exception
+that leaves the engine, the adapter stops with a `fatal` naming the stand-in
+and the missing name: exit 2, never a verdict. Only what the engine's own
+code does (its asserts, its torch ops on the tensors it got, its writes) is
+reported as the engine's result.
+"""
+import os
+import traceback
+
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class Fatal(Exception):
+    """An error that ends the adapter with a `fatal` line."""
+
+
+class StandInGap(AttributeError):
+    """One of r3check's stand-ins lacks `name`.
+
+    An AttributeError, so that `getattr(obj, name, default)` and `hasattr`
+    in engine code behave as they do on a real object without the name.
+    """
+
+    def __init__(self, standin, name, detail=""):
+        self.standin = standin
+        self.name = name
+        self.detail = detail
+        text = f"r3check's stand-in for {standin} has no {name!r}"
+        super().__init__(text + (f" ({detail})" if detail else ""))
+
+
+def one_line(text):
+    text = str(text).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def exc_text(e):
+    msg = one_line(e)
+    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+
+
+def gap_in(exc, depth=16):
+    """The StandInGap behind `exc` (itself, its cause or its context), or None."""
+    seen = 0
+    while exc is not None and seen < depth:
+        if isinstance(exc, StandInGap):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def _engine_frame(exc, skip_dirs):
+    """file:line of the innermost frame of `exc` outside r3check's own code."""
+    where = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        d = os.path.dirname(os.path.abspath(frame.filename))
+        if not any(d == s or d.startswith(s + os.sep) for s in skip_dirs):
+            where = f"{frame.filename}:{frame.lineno}"
+    return where
+
+
+def gap_fatal(gap, while_doing, adapter_dirs=()):
+    """The one-line Fatal for a stand-in gap met while doing `while_doing`."""
+    where = _engine_frame(gap, (_RUNTIME_DIR,) + tuple(adapter_dirs))
+    at = f" at {where}" if where else ""
+    return Fatal(
+        f"stand-in gap (r3check's, not a verdict on the engine): {one_line(gap)}; the engine's code{at} "
+        f"needs it while {while_doing}. Tell r3check's maintainers, or add it to the adapter's stand-ins."
+    )

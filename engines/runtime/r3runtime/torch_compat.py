@@ -1,0 +1,119 @@
+"""What the engine's code needs of torch that this torch lacks, and the
+device map for code that hard-codes CUDA on a machine without it.
+
+- torch < 2.3 has no unsigned 16/32/64-bit dtypes, which capturer modules
+  name at construction; the next wider signed dtype stands in.
+- torch < 2.4 has no torch.library.custom_op / register_fake, which some
+  modules use at import time; pass-through stand-ins.
+- map_cuda_to(device): factory functions and Tensor.to/.cuda given a CUDA
+  device put the tensor on `device` instead, so a file whose init_buffer
+  says device="cuda" still gets a verdict on a CPU-only torch; the hello
+  says so (`device_map`).
+"""
+import functools
+import logging
+
+import torch
+
+log = logging.getLogger("r3runtime")
+
+
+def install():
+    # torch < 2.3 has no unsigned 16/32/64-bit dtypes, which capturer
+    # modules name at construction (e.g. to pick a snapshot dtype by
+    # num_experts). The next wider signed dtype stands in, so such a module
+    # still builds; a buffer made with it reports that dtype.
+    for name, wider in (("uint16", "int32"), ("uint32", "int64"), ("uint64", "int64")):
+        if not hasattr(torch, name):
+            setattr(torch, name, getattr(torch, wider))
+            log.info("torch %s has no torch.%s: torch.%s stands in", torch.__version__, name, wider)
+    lib = torch.library
+    if not hasattr(lib, "custom_op"):
+
+        def custom_op(name, fn=None, *, mutates_args=(), device_types=None, schema=None, **kwargs):
+            def wrap(f):
+                class _Op:
+                    def __init__(self):
+                        functools.update_wrapper(self, f)
+
+                    def __call__(self, *a, **k):
+                        return f(*a, **k)
+
+                    def register_fake(self, g):
+                        return g
+
+                    def register_kernel(self, *a, **k):
+                        return lambda g: g
+
+                    def register_autograd(self, *a, **k):
+                        return None
+
+                return _Op()
+
+            return wrap if fn is None else wrap(fn)
+
+        lib.custom_op = custom_op
+    if not hasattr(lib, "register_fake"):
+
+        def register_fake(op, fn=None, **kwargs):
+            return (lambda f: f) if fn is None else fn
+
+        lib.register_fake = register_fake
+
+
+# ---------------------------------------------------------------------------
+# Loading the capturer module.
+
+
+_FACTORIES = ("zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor", "zeros_like", "ones_like",
+              "empty_like", "full_like", "randint", "rand", "randn", "linspace", "eye", "empty_strided")
+_MAPPED = []  # where a CUDA device was asked for and mapped, for the hello
+
+
+def _is_cuda(dev):
+    if isinstance(dev, torch.device):
+        return dev.type == "cuda"
+    if isinstance(dev, str):
+        return dev == "cuda" or dev.startswith("cuda:")
+    return False
+
+
+def map_cuda_to(device):
+    """Every CUDA device the engine's code names becomes `device` (a CPU device)."""
+
+    def remap(dev):
+        if _is_cuda(dev):
+            if not _MAPPED:
+                _MAPPED.append(str(dev))
+            return device
+        return dev
+
+    def wrap_factory(fn):
+        @functools.wraps(fn)
+        def f(*args, **kwargs):
+            if "device" in kwargs:
+                kwargs["device"] = remap(kwargs["device"])
+            return fn(*args, **kwargs)
+
+        return f
+
+    for name in _FACTORIES:
+        fn = getattr(torch, name, None)
+        if fn is not None:
+            setattr(torch, name, wrap_factory(fn))
+    to = torch.Tensor.to
+
+    def tensor_to(self, *args, **kwargs):
+        if args and _is_cuda(args[0]):
+            args = (remap(args[0]),) + args[1:]
+        if "device" in kwargs:
+            kwargs["device"] = remap(kwargs["device"])
+        return to(self, *args, **kwargs)
+
+    torch.Tensor.to = tensor_to
+    torch.Tensor.cuda = lambda self, *a, **k: self.to(remap("cuda"))
+
+
+def device_map():
+    """"cuda -> cpu" once the engine asked for CUDA and got the CPU, else None."""
+    return "cuda -> cpu" if _MAPPED else None

@@ -1,0 +1,168 @@
+"""TP groups shaped like vLLM's GroupCoordinator (which SGLang shares).
+
+`all_gather` of the running rank's TP group is the one collective capture
+code makes. In one process the TP ranks of a DP rank are emulated in passes
+(capture_engine.run_dp_emulated); under torchrun it is a real
+torch.distributed collective among the processes holding those ranks.
+"""
+import torch
+import torch.distributed as dist
+
+from r3runtime.errors import StandInGap
+from r3runtime.rank import GatherStop, RankAbort
+from r3runtime.rows import DTYPE_CODE
+
+_IDENTITY_WHEN_ALONE = ("all_reduce", "all_gatherv", "reduce_scatter", "reduce_scatterv", "broadcast")
+MAX_GATHERS = 4  # TP all-gathers one capture() may make under emulation
+
+
+class Group:
+    """Attributes of vLLM's GroupCoordinator; the collective is the subclass's."""
+
+    def __init__(self, world_size, rank_in_group, first_global, name):
+        self.world_size = world_size
+        self.rank_in_group = rank_in_group
+        self.ranks = list(range(first_global, first_global + world_size))
+        self.rank = first_global + rank_in_group
+        self.local_rank = rank_in_group
+        self.unique_name = name
+        self.device_group = None
+        self.cpu_group = None
+
+    @property
+    def is_first_rank(self):
+        return self.rank_in_group == 0
+
+    @property
+    def is_last_rank(self):
+        return self.rank_in_group == self.world_size - 1
+
+    @property
+    def first_rank(self):
+        return self.ranks[0]
+
+    @property
+    def last_rank(self):
+        return self.ranks[-1]
+
+    def all_gather(self, input_, dim=-1):
+        if self.world_size == 1:
+            return input_
+        raise StandInGap(f"the {self.unique_name} group", "all_gather", "only the TP group's collective is modelled")
+
+    def __getattr__(self, name):
+        # all_reduce, reduce_scatter, broadcast, ...: collectives capture code
+        # does not make, on groups whose world is not modelled.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self.world_size == 1 and name in _IDENTITY_WHEN_ALONE:
+            return lambda input_, *args, **kwargs: input_  # GroupCoordinator's world-size-1 shortcut
+        raise StandInGap(f"the {self.unique_name} group (GroupCoordinator)", name)
+
+    def barrier(self):
+        pass
+
+
+class TPGroupBase(Group):
+    def __init__(self, T, t, d):
+        super().__init__(T, t, d * T, "tp")
+        self.d = d
+        self.called = False
+
+    def all_gather(self, input_, dim=-1):
+        self.called = True
+        if self.world_size == 1:
+            return input_
+        return self._gather(input_, dim)
+
+    def finish(self):
+        pass
+
+
+class EmulatedTPGroup(TPGroupBase):
+    """One process plays every TP rank of a DP rank, in passes (see run_dp_emulated)."""
+
+    def __init__(self, T, t, d, rounds):
+        super().__init__(T, t, d)
+        self.rounds = rounds  # rounds[k][t'] = TP rank t''s input to all-gather k
+        self.calls = 0
+
+    def _gather(self, x, dim):
+        k = self.calls
+        self.calls += 1
+        if k < len(self.rounds):
+            mine = self.rounds[k][self.rank_in_group]
+            if mine.shape != x.shape or mine.dtype != x.dtype or not torch.equal(mine, x):
+                raise RankAbort(
+                    "AdapterError",
+                    f"TP rank {self.rank_in_group} of dp_rank={self.d} passed a different tensor to all-gather {k} "
+                    "when its capture was run again (emulation needs a deterministic capture)",
+                )
+            return torch.cat(self.rounds[k], dim=dim)
+        if k >= MAX_GATHERS:
+            raise RankAbort("AdapterError", f"capture made more than {MAX_GATHERS} TP all-gathers")
+        raise GatherStop(x.detach().clone())
+
+
+class RealTPGroup(TPGroupBase):
+    """A real collective among the processes holding the TP ranks of one DP rank.
+
+    Every collective is preceded by a vote on the group's gloo twin: members
+    inside all_gather vote 1 (with their tensor's shape); members whose capture
+    has ended vote 0 until a round is all-0 (finish()). A mixed round means a
+    real deployment would hang: the members inside all_gather abort.
+    """
+
+    def __init__(self, T, t, d, g):
+        super().__init__(T, t, d)
+        self.g = g  # _ProcGroups entry
+
+    def _vote(self, flag, x):
+        v = [flag, 0, 0, 0, 0, 0, 0]
+        if x is not None:
+            v[1] = x.dim()
+            for i, s in enumerate(list(x.shape)[:4]):
+                v[2 + i] = int(s)
+            v[6] = DTYPE_CODE.get(x.dtype, 99)
+        mine = torch.tensor(v, dtype=torch.int64)
+        out = [torch.empty_like(mine) for _ in range(self.world_size)]
+        dist.all_gather(out, mine, group=self.g.gloo)
+        return [o.tolist() for o in out]
+
+    def _gather(self, x, dim):
+        votes = self._vote(1, x)
+        inside = sum(1 for v in votes if v[0] == 1)
+        if inside != self.world_size:
+            raise RankAbort("hang", hang_message(inside, self.world_size, self.d))
+        if any(v[1:] != votes[0][1:] for v in votes):
+            raise RankAbort("CollectiveMismatch", mismatch_message(self.d, [v[1:6] for v in votes]))
+        send = x.contiguous()
+        on_cpu_backend = self.g.data_is_gloo and send.device.type != "cpu"
+        if on_cpu_backend:
+            send = send.cpu()
+        chunks = [torch.empty_like(send) for _ in range(self.world_size)]
+        dist.all_gather(chunks, send, group=self.g.data)
+        ordered = [chunks[self.g.index_of[(self.d * self.world_size + tt) % self.g.world]] for tt in range(self.world_size)]
+        out = torch.cat(ordered, dim=dim)
+        return out.to(x.device) if on_cpu_backend else out
+
+    def finish(self):
+        if self.world_size == 1:
+            return
+        while True:
+            votes = self._vote(0, None)
+            if all(v[0] == 0 for v in votes):
+                return
+
+
+def hang_message(inside, T, d):
+    return f"only {inside} of {T} TP ranks of dp_rank={d} reach the TP all-gather"
+
+
+def mismatch_message(d, shapes):
+    return f"TP ranks of dp_rank={d} pass tensors of different shapes or dtypes to the TP all-gather: {shapes}"
+
+
+class SimpleGroup(Group):
+    pass
+

@@ -1,0 +1,100 @@
+"""The vLLM binding of r3runtime: load the capture module (and its replay
+sizing), build RoutedExpertsCapturer through its own initialisation, call
+capture() the way vLLM's MoE layer does."""
+import glob
+import os
+import tempfile
+
+from r3runtime.errors import Fatal, exc_text
+from r3runtime.rank import CUR
+from r3runtime.rows import Case
+from r3_vllm import loader, standins
+from r3_vllm.interfaces import Interface, cleanup_capturer, find_buffer
+from r3_vllm.sizing import ReplaySizing
+
+
+class VllmBinding:
+    name = "vllm"
+
+    @classmethod
+    def add_arguments(cls, parser):
+        parser.add_argument("--sizing", default=None,
+                            help="the file holding vLLM's replay sizing code (modular_kernel.py, or a capturer "
+                                 "file with RoutedExpertsSink); a checkout's is found by itself")
+
+    def __init__(self, args):
+        self.args = args
+        self.device = None
+        self.iface = None
+        self.replay = None
+        self.configs = {}  # id(capturer) -> its VllmConfig stand-in
+        self.prefixes = []
+
+    def set_device(self, device):
+        self.device = device
+        standins.current_platform.set_device_kind(device.type)
+
+    def load(self):
+        capture, checkout = loader.load_capture(self.args.source)
+        self.iface = Interface(capture.module)
+        sizing = None
+        if self.args.sizing or self.args.source != "installed":
+            sizing = loader.load_sizing(self.args.sizing, checkout, capture)
+        if sizing is not None:
+            self.replay = ReplaySizing(sizing, self.device)
+        loader.go_live_now()
+        info = {"engine": "vllm", "source": str(capture.path), "sha256": capture.sha256(),
+                "engine_version": capture.version, "interface": self.iface.description,
+                "sizing": None if self.replay is None else self.replay.hello()}
+        return info
+
+    # -- capture_engine's calls --
+    def build(self, case, d, t, instance_id):
+        self.prefixes.append(instance_id.rsplit("_", 1)[0])
+        cfg = standins.make_config(case.M, case.E, case.nl, case.D, case.T, d, t, case.ep, instance_id)
+        CUR.config = cfg
+        cap = self.iface.construct(case.M, cfg)
+        self.configs[id(cap)] = cfg
+        return cap
+
+    def buffer_of(self, cap):
+        return find_buffer(cap)
+
+    def capture(self, cap, case, d, t, topk_ids):
+        CUR.config = self.configs.get(id(cap))
+        cap.capture(case.layer, topk_ids)
+
+    def cleanup(self, cap):
+        self.configs.pop(id(cap), None)
+        cleanup_capturer(cap)
+
+    def probe(self, engine):
+        """One construction before any case: an undrivable constructor or a
+        capturer without a buffer is a fatal now, not a verdict later."""
+        probe = Case(0, {"dp": 1, "tp": 1, "max_num_batched_tokens": 16, "num_experts": 256, "num_layers": 2,
+                         "num_tokens_across_dp": [1],
+                         "ranks": [{"dp": 0, "tp": 0, "rows": [{"dp": 0, "from": 0, "count": 1}]}]})
+        CUR.enter(probe, 0, 0)
+        try:
+            cap = self.build(probe, 0, 0, f"{engine.instance_prefix}_probe")
+        except Exception as e:
+            raise Fatal(f"{self.iface.description} failed: {exc_text(e)}")
+        try:
+            try:
+                find_buffer(cap)
+            except LookupError as e:
+                raise Fatal(str(e))
+        finally:
+            self.cleanup(cap)
+            CUR.enter(None, 0, 0)
+
+    def close(self):
+        # Shared memory and lock files named from our instance ids.
+        tmp = tempfile.gettempdir()
+        for prefix in set(self.prefixes):
+            for pattern in (f"/dev/shm/*{prefix}_*", os.path.join(tmp, f"*{prefix}_*")):
+                for p in glob.glob(pattern):
+                    try:
+                        os.unlink(p)
+                    except OSError:
+                        pass

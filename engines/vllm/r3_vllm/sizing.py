@@ -1,0 +1,143 @@
+"""vLLM's own replay-buffer sizing and hand-off, run per rank before capture.
+
+Two layouts (shared/spec/vllm-routing-replay.md section 9):
+
+- monolithic: a class of modular_kernel.py (FusedMoEExpertsMonolithic)
+  with set_capture_fn(fn), which allocates the int16 buffer from its
+  moe_config, _maybe_make_routing_replay_buffer(n, device), vLLM's size
+  and device check (the "Routing replay buffer was initialized for ..."
+  ValueError), and _maybe_dispatch_routing_replay(out, n), which hands
+  out[:n] to fn.
+- sink: RoutedExpertsSink(moe_config, capture_fn) with a .buffer; the
+  kernel takes sink.buffer[:len(a1q)] (no size check left), and its rows
+  go to sink.capture_fn.
+
+Either way the rows r3check built for the rank are written into the buffer
+by a stand-in kernel, and vLLM's own hand-off passes them to capture().
+The kernel itself (FlashInfer) is not run: only its input rows matter here.
+"""
+import collections
+
+import torch
+
+from r3runtime.capture_engine import ReplayResult
+from r3runtime.errors import Fatal, StandInGap, gap_in, one_line
+from r3_vllm.standins import make_moe_config
+
+_MONOLITHIC_METHODS = ("set_capture_fn", "_maybe_make_routing_replay_buffer")
+_CACHE_ENTRIES = 32
+
+
+def _concrete(cls):
+    """An instantiable subclass (abstract methods stubbed) built without
+    running __init__: the sizing methods read only moe_config."""
+    abstract = getattr(cls, "__abstractmethods__", frozenset())
+    body = {name: (lambda *a, **k: None) for name in abstract}
+    body["__abstractmethods__"] = frozenset()
+    return type(f"R3Check{cls.__name__}", (cls,), body)
+
+
+class ReplaySizing:
+    def __init__(self, loaded, device):
+        self.loaded = loaded
+        self.device = device
+        module = loaded.module
+        sink = getattr(module, "RoutedExpertsSink", None)
+        mono = None
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == module.__name__ and all(
+                    m in value.__dict__ for m in _MONOLITHIC_METHODS):
+                mono = value
+                break
+        if mono is not None:
+            self.kind = "monolithic"
+            self.cls = _concrete(mono)
+            self.interface = f"{mono.__name__}.set_capture_fn + _maybe_make_routing_replay_buffer"
+        elif isinstance(sink, type):
+            self.kind = "sink"
+            self.cls = sink
+            self.interface = "RoutedExpertsSink(moe_config, capture_fn).buffer[:n]"
+        else:
+            raise Fatal(f"{loaded.path}: no class with {' and '.join(_MONOLITHIC_METHODS)}, and no RoutedExpertsSink")
+        self.cache = collections.OrderedDict()
+
+    def hello(self):
+        return {"source": str(self.loaded.path), "sha256": self.loaded.sha256(), "kind": self.kind,
+                "interface": self.interface}
+
+    def _holder(self, case, d, t):
+        """The kernel object (or sink) for rank (d, t), and the box its capture fn delivers through."""
+        key = (case.M, case.E, case.D, case.T, d, t, case.ep)
+        hit = self.cache.get(key)
+        if hit is not None:
+            self.cache.move_to_end(key)
+            return hit
+        box = [None]
+
+        def capture_fn(topk_ids):
+            box[0](topk_ids)
+
+        cfg = make_moe_config(case, d, t, self.device)
+        if self.kind == "monolithic":
+            obj = object.__new__(self.cls)
+            obj.moe_config = cfg
+            obj.set_capture_fn(capture_fn)
+        else:
+            obj = self.cls(cfg, capture_fn)
+        hit = (obj, box)
+        self.cache[key] = hit
+        while len(self.cache) > _CACHE_ENTRIES:
+            self.cache.popitem(last=False)
+        return hit
+
+    @staticmethod
+    def _buffer(obj):
+        if hasattr(obj, "buffer") and isinstance(obj.buffer, torch.Tensor):
+            return obj.buffer
+        for name in ("_routing_replay_buffer", "routing_replay_buffer"):
+            value = obj.__dict__.get(name)
+            if isinstance(value, torch.Tensor):
+                return value
+        tensors = [v for v in vars(obj).values() if isinstance(v, torch.Tensor)]
+        if len(tensors) == 1:
+            return tensors[0]
+        raise StandInGap("the replay sizing adapter", "buffer", "no replay buffer tensor after set_capture_fn")
+
+    def run(self, case, d, t, x, deliver):
+        """ReplayResult for rank (d, t) whose kernel input is x (n rows);
+        deliver(topk) is the capture call vLLM's hand-off reaches."""
+        n = x.shape[0]
+        try:
+            obj, box = self._holder(case, d, t)
+        except Exception as ex:
+            if gap_in(ex) is not None:
+                raise
+            raise Fatal(f"vLLM's replay sizing ({self.interface}) failed to allocate: {type(ex).__name__}: {one_line(ex)}")
+        box[0] = deliver
+        buf = self._buffer(obj)
+        rows = int(buf.shape[0])
+        if self.kind == "monolithic":
+            try:
+                out = obj._maybe_make_routing_replay_buffer(n, x.device)
+            except Exception as ex:
+                if gap_in(ex) is not None:
+                    raise
+                # vLLM's own check raised: the step stops before the kernel.
+                # r3check still runs the capture on the kernel's rows
+                # (docs/engines.md), so that sizing and capture are judged apart.
+                deliver(x)
+                return ReplayResult(rows, (type(ex).__name__, one_line(ex)), None)
+            if out is None:
+                raise Fatal(f"{self.interface}: returned no buffer although a capture fn is set")
+            out[:n] = x.to(out.dtype)  # the stand-in kernel writes its routing_replay_out
+            dispatch = getattr(obj, "_maybe_dispatch_routing_replay", None)
+            if callable(dispatch):
+                dispatch(out, n)
+            else:
+                deliver(out[:n])
+            return ReplayResult(rows, None, n)
+        piece = buf[:n]  # the kernel's sink.buffer[: len(a1q)]
+        s = int(piece.shape[0])
+        piece[:] = x[:s].to(piece.dtype)  # what fits of the kernel's rows
+        obj.capture_fn(piece)
+        return ReplayResult(rows, None, s)
