@@ -129,4 +129,5 @@ def run(name, load_binding, stdio, adapter_dirs=(), argv=None):
 def _fatal_line(msg):
     import json
 
-    return json.dumps({"type": "fatal", "error": msg}, ensure_ascii=False).encode("utf-8", "replace").decode("utf-8") + "\n"
+    return json.dumps({"type": "fatal", "error": msg}, ensure_ascii=False).encode("utf-16", "surrogatepass").decode(
+        "utf-16", "replace") + "\n"

@@ -15,7 +15,7 @@ def dumps(obj):
     """One protocol line: valid UTF-8 JSON whatever text the engine raised
     (a lone surrogate in an exception message becomes U+FFFD)."""
     text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-    return text.encode("utf-8", "replace").decode("utf-8") + "\n"
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace") + "\n"
 
 
 class Adapter:

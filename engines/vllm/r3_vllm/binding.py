@@ -3,14 +3,18 @@ sizing), build RoutedExpertsCapturer through its own initialisation, call
 capture() the way vLLM's MoE layer does."""
 import glob
 import os
+import pathlib
 import tempfile
 
-from r3runtime.errors import Fatal, exc_text
+from r3runtime.errors import Fatal, exc_text, gap_fatal, gap_in
 from r3runtime.rank import CUR
 from r3runtime.rows import Case
 from r3_vllm import loader, standins
 from r3_vllm.interfaces import Interface, cleanup_capturer, find_buffer
 from r3_vllm.sizing import ReplaySizing
+
+
+ADAPTER_DIRS = (str(pathlib.Path(__file__).resolve().parents[1]),)
 
 
 class VllmBinding:
@@ -40,7 +44,7 @@ class VllmBinding:
         sizing = None
         if self.args.sizing or self.args.source != "installed":
             sizing = loader.load_sizing(self.args.sizing, checkout, capture)
-        if sizing is not None:
+        if sizing is not None and (self.args.sizing or sizing is capture or ReplaySizing.finds_code(sizing)):
             self.replay = ReplaySizing(sizing, self.device)
         loader.go_live_now()
         info = {"engine": "vllm", "source": str(capture.path), "sha256": capture.sha256(),
@@ -78,6 +82,9 @@ class VllmBinding:
         try:
             cap = self.build(probe, 0, 0, f"{engine.instance_prefix}_probe")
         except Exception as e:
+            gap = gap_in(e)
+            if gap is not None:
+                raise gap_fatal(gap, "building the capturer", ADAPTER_DIRS)
             raise Fatal(f"{self.iface.description} failed: {exc_text(e)}")
         try:
             try:

@@ -161,16 +161,19 @@ def load_sizing(sizing_arg, checkout, capture):
             raise Fatal(f"--sizing {sizing_arg}: no such file")
         if path == capture.path:
             return capture
-        if not has_sizing_code(path) and "RoutedExpertsSink" not in path.read_text(errors="replace"):
-            raise Fatal(f"--sizing {path}: no replay sizing code in it (no {', '.join(SIZING_MARKERS)})")
         name = CAPTURE_MODULE + "_sizing" if path.name == "routed_experts_capturer.py" else SIZING_MODULE
         return Loaded(_load_file(name, path), path)
     if capture.module is not None and isinstance(getattr(capture.module, "RoutedExpertsSink", None), type):
         return capture
     if checkout is not None:
         path = checkout / SIZING_REL
-        if path.is_file() and has_sizing_code(path):
-            return Loaded(_load_file(SIZING_MODULE, path), path)
+        if path.is_file():
+            try:
+                return Loaded(_load_file(SIZING_MODULE, path), path)
+            except Fatal:
+                if has_sizing_code(path):
+                    raise  # it has the routing-replay buffer, and cannot be driven: say so
+                return None  # a modular_kernel.py from before routing replay
     return None
 
 

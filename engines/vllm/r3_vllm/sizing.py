@@ -37,18 +37,26 @@ def _concrete(cls):
     return type(f"R3Check{cls.__name__}", (cls,), body)
 
 
+def _monolithic_class(module):
+    for value in vars(module).values():
+        if isinstance(value, type) and value.__module__ == module.__name__ and all(
+                m in value.__dict__ for m in _MONOLITHIC_METHODS):
+            return value
+    return None
+
+
 class ReplaySizing:
+    @staticmethod
+    def finds_code(loaded):
+        return _monolithic_class(loaded.module) is not None or isinstance(
+            getattr(loaded.module, "RoutedExpertsSink", None), type)
+
     def __init__(self, loaded, device):
         self.loaded = loaded
         self.device = device
         module = loaded.module
         sink = getattr(module, "RoutedExpertsSink", None)
-        mono = None
-        for value in vars(module).values():
-            if isinstance(value, type) and value.__module__ == module.__name__ and all(
-                    m in value.__dict__ for m in _MONOLITHIC_METHODS):
-                mono = value
-                break
+        mono = _monolithic_class(module)
         if mono is not None:
             self.kind = "monolithic"
             self.cls = _concrete(mono)

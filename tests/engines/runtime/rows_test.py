@@ -1,0 +1,63 @@
+"""r3runtime.rows: what is encoded decodes back to its run list, whatever
+the dtype and base; padding and foreign values are told apart."""
+import unittest
+
+import _path  # noqa: F401
+import torch
+from r3runtime import rows
+
+
+def case(N, rank_rows, T=1, layers=1):
+    D = len(N)
+    return rows.Case(0, {"dp": D, "tp": T, "max_num_batched_tokens": max(N + [1]) * 2, "num_experts": 256,
+                         "num_layers": layers, "num_tokens_across_dp": N,
+                         "ranks": [{"dp": r // T, "tp": r % T, "rows": rank_rows} for r in range(D * T)]})
+
+
+class RowsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        rows.init_dtype_tables()
+
+    def roundtrip(self, c, runs_json, dtype, B=None):
+        runs = c.runs[0]
+        B = B or rows.base_for(dtype)
+        x = c.encoded(runs, B, torch.device("cpu"))
+        buf = torch.zeros((64, c.nl, rows.ENCODING_WIDTH), dtype=dtype)
+        n = x.shape[0]
+        buf[:n, c.layer] = x.to(dtype)
+        got, stray, undec = rows.decode(buf, c, [], B)
+        self.assertEqual((rows.runs_json(got), stray, undec), (runs_json, 0, 0))
+
+    def test_roundtrip_over_dtypes_and_bases(self):
+        runs = [{"dp": 0, "from": 1, "count": 4}, {"pad": 2}, {"dp": 1, "from": 0, "count": 3}]
+        c = case([5, 3], runs)
+        for dtype in (torch.uint8, torch.int16, torch.int32, torch.int64):
+            self.roundtrip(c, runs, dtype)
+        self.roundtrip(c, runs, torch.int32, B=rows.REPLAY_DTYPE_BASE)  # through the int16 replay buffer
+
+    def test_values_beyond_one_digit(self):
+        runs = [{"dp": 1, "from": 290, "count": 5}]
+        self.roundtrip(case([300, 300], runs), runs, torch.uint8)
+
+    def test_stray_and_undecodable(self):
+        c = case([4], [{"dp": 0, "from": 0, "count": 4}], layers=2)
+        x = c.encoded(c.runs[0], 256, torch.device("cpu"))
+        buf = torch.zeros((8, 2, rows.ENCODING_WIDTH), dtype=torch.uint8)
+        buf[:4, 1] = x.to(torch.uint8)
+        buf[6, 1, 0] = 1  # past the prefix
+        buf[0, 0, 0] = 1  # another layer
+        buf[1, 1, 7] = 200  # a digit no value of this case has
+        got, stray, undec = rows.decode(buf, c, [], 256)
+        self.assertEqual((stray, undec), (2, 1))
+        self.assertEqual(rows.runs_json(got), [{"dp": 0, "from": 0, "count": 1}, {"dp": 0, "from": 2, "count": 2}])
+
+    def test_malformed_cases_are_fatal(self):
+        with self.assertRaises(rows.Fatal):
+            case([2], [{"dp": 0, "from": 1, "count": 2}])  # outside N[0]
+        with self.assertRaises(rows.Fatal):
+            rows.Case(3, {"dp": 1})
+
+
+if __name__ == "__main__":
+    unittest.main()

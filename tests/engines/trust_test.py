@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Engines you can trust (docs/engines.md): the adapter judges only what the
+engine's own code does.
+
+- code that reads what real vLLM has (ForwardContext.additional_kwargs,
+  speculative_config, get_pp_indices, ...) gets the verdict of its capture;
+- a name r3check's stand-ins lack is a `fatal` naming the stand-in: never a
+  verdict, however the engine wraps the exception;
+- the constructor interfaces vLLM upstream had are driven;
+- vLLM's own replay sizing (monolithic kernel, sink) is run per rank.
+
+  /usr/bin/python3 tests/engines/trust_test.py          # exit 77: no torch
+"""
+import json
+import pathlib
+import shutil
+import sys
+import tempfile
+import textwrap
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from adapter_test import (EAGER_SP, FIXTURES, HAVE_TORCH, TARGET_REL, AdapterTestBase, P, R,  # noqa: E402
+                          fixture, make_case)
+
+HEADER = """\
+from vllm.config import VllmConfig
+from vllm.distributed.parallel_state import get_tp_group
+from vllm.forward_context import get_forward_context
+from vllm.platforms import current_platform
+"""
+
+# The spec's warmup step, TP2/DP2 EP on: 16384 kernel input rows per rank.
+WARMUP = make_case(2, 2, [8192, 8192], [R(0, 0, 8192), R(1, 0, 8192)], local_sizes=[4096] * 4)
+
+
+class OneOffEngines(AdapterTestBase):
+    """Capturers made of the post50874 fixture plus a few lines of code."""
+
+    def engine(self, variant="{}", before_capture="", module_code="", init_code=""):
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        shutil.copy(FIXTURES / "capturer_template.py", tmp)
+        path = tmp / "checkout" / TARGET_REL
+        path.parent.mkdir(parents=True)
+        body = HEADER + textwrap.dedent(module_code) + f"""
+VARIANT = {variant}
+import pathlib as _pathlib
+_T = next(p / "capturer_template.py" for p in _pathlib.Path(__file__).resolve().parents if (p / "capturer_template.py").is_file())
+exec(compile(_T.read_text(), str(_T), "exec"))
+import functools as _functools
+_capture, _init = RoutedExpertsCapturer.capture, RoutedExpertsCapturer.__init__
+
+@_functools.wraps(_init)  # keeps the constructor's signature: the adapter picks the interface from it
+def _wrapped_init(self, *args, **kwargs):
+{textwrap.indent(textwrap.dedent(init_code) or "pass", "    ")}
+    _init(self, *args, **kwargs)
+
+@_functools.wraps(_capture)
+def _wrapped_capture(self, layer_id, topk_ids):
+{textwrap.indent(textwrap.dedent(before_capture) or "pass", "    ")}
+    return _capture(self, layer_id, topk_ids)
+
+RoutedExpertsCapturer.__init__ = _wrapped_init
+RoutedExpertsCapturer.capture = _wrapped_capture
+"""
+        path.write_text(body)
+        return tmp / "checkout"
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch cannot be imported")
+class FaithfulStandInsTest(OneOffEngines):
+    def test_what_real_vllm_has_gives_the_captures_verdict(self):
+        src = self.engine(before_capture="""
+            ctx = get_forward_context()
+            assert ctx.additional_kwargs == {}
+            assert ctx.batch_descriptor is None and ctx.ubatch_slices is None and ctx.virtual_engine == 0
+            assert not ctx.skip_compiled
+            """, init_code="""
+            from vllm.distributed.utils import get_pp_indices
+            cfg = kwargs["vllm_config"]
+            assert cfg.speculative_config is None and cfg.kv_transfer_config is None
+            assert cfg.model_config.get_hidden_size() > 0
+            assert get_pp_indices(cfg.model_config.get_total_num_hidden_layers(), 0, 1) == (0, cfg.model_config.get_total_num_hidden_layers())
+            """)
+        _, (res,) = self.run_cases(src, [EAGER_SP])
+        self.assert_ranks(res, {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
+
+    def test_a_getattr_default_on_a_name_vllm_lacks_is_not_a_gap(self):
+        src = self.engine(before_capture="""
+            assert getattr(get_forward_context(), "no_such_field_in_vllm", None) is None
+            assert not hasattr(get_forward_context().dp_metadata, "no_such_field_either")
+            """)
+        _, (res,) = self.run_cases(src, [EAGER_SP])
+        self.assert_ranks(res, {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
+
+    def test_the_engines_own_assert_is_a_verdict(self):
+        src = self.engine(before_capture="assert topk_ids.shape[0] < 0, 'the engine says no'")
+        _, (res,) = self.run_cases(src, [EAGER_SP])
+        for r in res["ranks"]:
+            self.assertEqual(r["error"], {"type": "AssertionError", "message": "the engine says no"})
+
+    def test_pp_indices_split_like_vllm(self):
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "engines" / "runtime"))
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "engines" / "vllm"))
+        from r3_vllm.standins import get_pp_indices
+
+        self.assertEqual([get_pp_indices(10, r, 3) for r in range(3)], [(0, 3), (3, 7), (7, 10)])
+        self.assertEqual([get_pp_indices(8, r, 2) for r in range(2)], [(0, 4), (4, 8)])
+        self.assertEqual(get_pp_indices(5, 0, 1), (0, 5))
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch cannot be imported")
+class StandInGapTest(OneOffEngines):
+    def expect_gap(self, src, *needles):
+        a = self.start(src)
+        self.assertEqual(a.ask({"type": "hello", "protocol": 1})["type"], "hello", a.err_text())
+        a.send({"type": "run", "id": 1, "cases": [EAGER_SP]})
+        line = a.read_line()
+        self.assertIsNotNone(line, a.err_text())
+        msg = json.loads(line)
+        self.assertEqual(msg["type"], "fatal", msg)  # never a result: no verdict on the engine
+        self.assertIn("stand-in gap (r3check's, not a verdict on the engine)", msg["error"])
+        for n in needles:
+            self.assertIn(n, msg["error"])
+        self.assertEqual(a.proc.wait(timeout=60), 1)
+        return msg["error"]
+
+    def test_a_forward_context_field_the_stand_in_lacks(self):
+        err = self.expect_gap(self.engine(before_capture="get_forward_context().r3check_unknown_field"),
+                              "vllm.forward_context.ForwardContext", "'r3check_unknown_field'")
+        self.assertIn("routed_experts_capturer.py:", err)  # where the engine's code needed it
+
+    def test_a_gap_the_engine_wraps_is_still_a_gap(self):
+        self.expect_gap(self.engine(before_capture="""
+            try:
+                get_forward_context().r3check_unknown_field
+            except Exception as e:
+                raise RuntimeError("capture failed") from e
+            """), "'r3check_unknown_field'")
+
+    def test_a_placeholder_called_at_run_time(self):
+        self.expect_gap(self.engine(module_code="from vllm.model_executor.r3check_unknown import helper\n",
+                                    before_capture="helper(topk_ids)"), "helper")
+
+    def test_a_config_field_the_stand_in_lacks(self):
+        a = self.start(self.engine(init_code='kwargs["vllm_config"].parallel_config.r3check_unknown_setting'))
+        a.send({"type": "hello", "protocol": 1})
+        msg = json.loads(a.read_line())
+        self.assertEqual(msg["type"], "fatal")
+        self.assertIn("vllm.config.ParallelConfig", msg["error"])
+        self.assertIn("'r3check_unknown_setting'", msg["error"])
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch cannot be imported")
+class InterfacesTest(OneOffEngines):
+    def test_init_buffer_with_model_config_and_instance_id(self):
+        src = self.engine(variant='{"interface": "legacy"}',
+                          module_code="from vllm.distributed import get_tensor_model_parallel_rank\n")
+        # The legacy fixture's init_buffer takes vllm_config: rewrite its signature.
+        path = src / TARGET_REL
+        path.write_text(path.read_text() + textwrap.dedent("""
+            _ib = RoutedExpertsCapturer.init_buffer
+            def _init_buffer(self, max_num_batched_tokens, max_num_kv_tokens, model_config, instance_id):
+                import types
+                cfg = types.SimpleNamespace(model_config=model_config, instance_id=instance_id,
+                                            parallel_config=get_current_vllm_config().parallel_config)
+                return _ib(self, max_num_batched_tokens, max_num_kv_tokens, cfg)
+            RoutedExpertsCapturer.init_buffer = _init_buffer
+            from vllm.config import get_current_vllm_config
+            """))
+        hello, (res,) = self.run_cases(src, [EAGER_SP])
+        self.assertEqual(hello["interface"], "RoutedExpertsCapturer.create() + init_buffer(max_num_batched_tokens, "
+                                             "max_num_kv_tokens, model_config, instance_id)")
+        self.assert_ranks(res, {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
+
+    @unittest.skipIf(__import__("torch").cuda.is_available(), "the device map is for CPU-only torch")
+    def test_a_hard_coded_cuda_device_runs_on_the_cpu(self):
+        src = self.engine(module_code="""
+            import torch as _torch
+            class _CudaPlatform:
+                device_type = "cuda"
+            """, init_code="""
+            globals()["current_platform"] = _CudaPlatform()
+            """)
+        hello, (res,) = self.run_cases(src, [EAGER_SP])
+        self.assertEqual(hello["device_map"], "cuda -> cpu")
+        self.assert_ranks(res, {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch cannot be imported")
+class ProtocolHygieneTest(OneOffEngines):
+    def test_a_lone_surrogate_in_an_engine_message_is_valid_json(self):
+        _, (res,) = self.run_cases(self.engine(before_capture="raise AssertionError('bad \\udc80 byte')"), [EAGER_SP])
+        self.assertEqual(res["ranks"][0]["error"], {"type": "AssertionError", "message": "bad \ufffd byte"})
+
+    def test_engine_code_reading_stdin_gets_eof(self):
+        src = self.engine(before_capture="""
+            import sys
+            assert sys.stdin.read() == ""
+            input()
+            """)
+        _, (res,) = self.run_cases(src, [EAGER_SP])
+        self.assertEqual(res["ranks"][0]["error"]["type"], "EOFError")
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch cannot be imported")
+class ReplaySizingTest(AdapterTestBase):
+    """vLLM's own sizing code, fixtures written from spec section 9."""
+
+    def ranks(self, name, case=WARMUP):
+        hello, (res,) = self.run_cases(fixture(name), [case])
+        return hello, res["ranks"]
+
+    def test_pre50874_sizing_raises_vllms_value_error_at_warmup(self):
+        hello, ranks = self.ranks("monolithic-pre50874")
+        self.assertEqual(hello["sizing"]["kind"], "monolithic")
+        self.assertTrue(hello["sizing"]["source"].endswith("fused_moe/modular_kernel.py"))
+        for r in ranks:
+            self.assertEqual((r["n"], r["replay_rows"], r["kernel_slice_rows"]), (16384, 8192, None))
+            self.assertEqual(r["replay_error"], {"type": "ValueError", "message": (
+                "Routing replay buffer was initialized for 8192 tokens on cpu, but the kernel received "
+                "16384 tokens on cpu.")})
+            self.assertEqual(r["captured"], [R(r["dp"], 0, 8192)])  # the capture is judged apart
+
+    def test_post50874_sizing_fits_and_hands_the_rows_on(self):
+        _, ranks = self.ranks("monolithic-post50874")
+        for r in ranks:
+            self.assertEqual((r["replay_rows"], r["replay_error"], r["kernel_slice_rows"]), (32768, None, 16384))
+            self.assertEqual(r["captured"], [R(r["dp"], 0, 8192)])
+        _, ranks = self.ranks("monolithic-post50874", EAGER_SP)  # through the int16 buffer, SP padding and all
+        self.assertEqual([r["captured"] for r in ranks], [[R(0, 0, 5)]] * 2 + [[R(1, 0, 3)]] * 2)
+
+    def test_sink_sizing_fits(self):
+        hello, ranks = self.ranks("sink")
+        self.assertEqual(hello["sizing"]["kind"], "sink")
+        for r in ranks:
+            self.assertEqual((r["replay_rows"], r["replay_error"], r["kernel_slice_rows"]), (32768, None, 16384))
+
+    def test_a_too_small_sink_gives_a_short_slice_and_no_error(self):
+        _, ranks = self.ranks("sink-short")
+        for r in ranks:
+            self.assertEqual((r["n"], r["replay_rows"], r["replay_error"], r["kernel_slice_rows"]),
+                             (16384, 8192, None, 8192))
+        # The short slice reaches capture: DP rank 1 then takes DP rank 0's rows.
+        self.assertEqual(ranks[2]["captured"], [R(0, 0, 8192)])
+
+    def test_no_sizing_code_no_replay_fields(self):
+        hello, ranks = self.ranks("post50874", EAGER_SP)
+        self.assertIsNone(hello["sizing"])
+        self.assertNotIn("replay_rows", ranks[0])
+
+    def test_sizing_flag_names_the_file(self):
+        sizing = fixture("monolithic-pre50874") / "vllm/model_executor/layers/fused_moe/modular_kernel.py"
+        hello, (res,) = self.run_cases(fixture("post50874") / TARGET_REL, [WARMUP], args=("--sizing", str(sizing)))
+        self.assertEqual(hello["sizing"]["source"], str(sizing.resolve()))
+        self.assertEqual(res["ranks"][0]["replay_rows"], 8192)
+
+
+if __name__ == "__main__":
+    if not HAVE_TORCH:
+        print("torch cannot be imported: skipping")
+        sys.exit(77)
+    unittest.main()
