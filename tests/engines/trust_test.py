@@ -20,7 +20,7 @@ import textwrap
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from adapter_test import (EAGER_SP, FIXTURES, HAVE_TORCH, TARGET_REL, AdapterTestBase, P, R,  # noqa: E402
+from adapter_test import (EAGER_SP, FIXTURES, HAVE_TORCH, NON_SP_NAIVE, TARGET_REL, AdapterTestBase, R,  # noqa: E402
                           fixture, make_case)
 
 HEADER = """\
@@ -174,6 +174,68 @@ class InterfacesTest(OneOffEngines):
                                              "max_num_kv_tokens, model_config, instance_id)")
         self.assert_ranks(res, {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
 
+    def test_abstract_base_design_with_create_enable(self):
+        """create(enable) picks a real or no-op subclass; init_buffer takes
+        enable_shared_memory; the buffer has a name of its own."""
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        path = tmp / TARGET_REL
+        path.parent.mkdir(parents=True)
+        path.write_text(HEADER + textwrap.dedent("""
+            import abc
+            import torch
+            _global = None
+
+            class RoutedExpertsCapturer(abc.ABC):
+                @staticmethod
+                def create(enable):
+                    global _global
+                    assert _global is None, "already created"
+                    _global = _Real() if enable else _Noop()
+                    return _global
+
+                @abc.abstractmethod
+                def init_buffer(self, max_num_batched_tokens, max_num_kv_tokens, model_config, instance_id,
+                                enable_shared_memory):
+                    ...
+
+                @abc.abstractmethod
+                def capture(self, layer_id, topk_ids):
+                    ...
+
+            class _Noop(RoutedExpertsCapturer):
+                def init_buffer(self, *a):
+                    pass
+
+                def capture(self, layer_id, topk_ids):
+                    pass
+
+            class _Real(RoutedExpertsCapturer):
+                def init_buffer(self, max_num_batched_tokens, max_num_kv_tokens, model_config, instance_id,
+                                enable_shared_memory):
+                    assert enable_shared_memory is False
+                    self._experts_capturer_device_buffer = torch.zeros(
+                        (max_num_batched_tokens, model_config.get_total_num_hidden_layers(),
+                         model_config.get_num_experts_per_tok()), dtype=torch.int32)
+
+                def capture(self, layer_id, topk_ids):
+                    md = get_forward_context().dp_metadata
+                    n = topk_ids.shape[0]
+                    start = 0
+                    if md is not None:
+                        d = get_current_vllm_config().parallel_config.data_parallel_rank
+                        counts = md.num_tokens_across_dp_cpu
+                        assert n == int(counts.sum()), f"unexpected batch {n}"
+                        start, n = int(counts[:d].sum()), int(counts[d])
+                    self._experts_capturer_device_buffer[:n, layer_id] = topk_ids[start:start + n]
+
+            from vllm.config import get_current_vllm_config
+            """))
+        hello, (res,) = self.run_cases(tmp, [NON_SP_NAIVE])
+        self.assertEqual(hello["interface"], "RoutedExpertsCapturer.create(enable) + init_buffer(max_num_batched_tokens, "
+                                             "max_num_kv_tokens, model_config, instance_id, enable_shared_memory)")
+        self.assert_ranks(res, {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
+
     @unittest.skipIf(__import__("torch").cuda.is_available(), "the device map is for CPU-only torch")
     def test_a_hard_coded_cuda_device_runs_on_the_cpu(self):
         src = self.engine(module_code="""
@@ -244,6 +306,16 @@ class ReplaySizingTest(AdapterTestBase):
                              (16384, 8192, None, 8192))
         # The short slice reaches capture: DP rank 1 then takes DP rank 0's rows.
         self.assertEqual(ranks[2]["captured"], [R(0, 0, 8192)])
+
+    def test_a_sink_with_its_own_check_raises_it(self):
+        _, ranks = self.ranks("sink-checked-short")
+        for r in ranks:
+            self.assertEqual((r["replay_rows"], r["kernel_slice_rows"]), (8192, None))
+            self.assertEqual(r["replay_error"], {"type": "ValueError", "message": (
+                "Routing replay buffer holds 8192 tokens, but the kernel received 16384.")})
+        _, ranks = self.ranks("sink-checked-short", EAGER_SP)  # 10 rows fit: out() and capture() hand them on
+        self.assertEqual([(r["replay_error"], r["kernel_slice_rows"]) for r in ranks], [(None, 10)] * 4)
+        self.assertEqual([r["captured"] for r in ranks], [[R(0, 0, 5)]] * 2 + [[R(1, 0, 3)]] * 2)
 
     def test_no_sizing_code_no_replay_fields(self):
         hello, ranks = self.ranks("post50874", EAGER_SP)

@@ -26,6 +26,11 @@ _PARAM_VALUES = {
     "kv_cache_config": lambda M, cfg: make_kv_cache_config(M),
     "instance_id": lambda M, cfg: cfg.instance_id,
     "num_layers": lambda M, cfg: cfg.model_config.get_total_num_hidden_layers(),
+    # The abstract-base design's flag for the host-side copy; the device
+    # buffer, which is what capture writes, exists either way.
+    "enable_shared_memory": lambda M, cfg: False,
+    # create(enable): the abstract-base design picks its real or no-op capturer.
+    "enable": lambda M, cfg: True,
 }
 
 
@@ -56,8 +61,8 @@ class Interface:
         known = " or ".join(
             [
                 "RoutedExpertsCapturer(max_num_batched_tokens, vllm_config[, kv_cache_config])",
-                "RoutedExpertsCapturer.create() + init_buffer(max_num_batched_tokens, max_num_kv_tokens, "
-                "vllm_config | model_config[, instance_id])",
+                "RoutedExpertsCapturer.create([enable]) + init_buffer(max_num_batched_tokens, max_num_kv_tokens, "
+                "vllm_config | model_config[, instance_id[, enable_shared_memory]])",
             ]
         )
         required = self._drivable_params(cls.__init__, "__init__", known)
@@ -77,15 +82,19 @@ class Interface:
         self.kind = "init_buffer"
         self.buffer_params = [p.name for p in breq]
         self.use_create = callable(getattr(cls, "create", None))
-        head = "RoutedExpertsCapturer.create()" if self.use_create else "RoutedExpertsCapturer()"
+        self.create_params = []
+        if self.use_create:
+            self.create_params = [p.name for p in self._drivable_params(cls.create, "create", known, skip_self=False)]
+        head = (f"RoutedExpertsCapturer.create({', '.join(self.create_params)})" if self.use_create
+                else "RoutedExpertsCapturer()")
         self.description = f"{head} + init_buffer({', '.join(self.buffer_params)})"
 
     @staticmethod
-    def _drivable_params(fn, name, known):
+    def _drivable_params(fn, name, known, skip_self=True):
         """The required parameters of RoutedExpertsCapturer.<name>; Fatal
         when one is not a value this adapter can supply."""
         try:
-            required, shown = _required_params(fn, skip_self=True)
+            required, shown = _required_params(fn, skip_self=skip_self)
         except (TypeError, ValueError) as e:
             raise Fatal(f"cannot inspect RoutedExpertsCapturer.{name}: {exc_text(e)}")
         unknown = [p.name for p in required if p.name not in _PARAM_VALUES]
@@ -113,7 +122,7 @@ class Interface:
             return self.cls(**args(self.init_params))
         self._reset_singletons()
         try:
-            cap = self.cls.create() if self.use_create else self.cls()
+            cap = self.cls.create(**args(self.create_params)) if self.use_create else self.cls()
         finally:
             self._reset_singletons()
         cap.init_buffer(**args(self.buffer_params))
@@ -121,13 +130,19 @@ class Interface:
 
 
 def find_buffer(cap):
+    """The capturer's device buffer: `device_buffer` or `_device_buffer`, else
+    the one 3-D tensor attribute whose name says device buffer (forks rename
+    it, e.g. `_experts_capturer_device_buffer`)."""
     for name in ("device_buffer", "_device_buffer"):
         value = getattr(cap, name, None)
         if isinstance(value, torch.Tensor):
             return value
-    present = sorted(k for k in vars(cap)) if hasattr(cap, "__dict__") else []
+    fields = vars(cap) if hasattr(cap, "__dict__") else {}
+    named = [v for k, v in fields.items() if "device_buffer" in k and isinstance(v, torch.Tensor) and v.dim() == 3]
+    if len(named) == 1:
+        return named[0]
     raise LookupError(
-        "the capturer has no device_buffer or _device_buffer tensor (attributes: " + (", ".join(present) or "none") + ")"
+        "the capturer has no device_buffer or _device_buffer tensor (attributes: " + (", ".join(sorted(fields)) or "none") + ")"
     )
 
 

@@ -8,9 +8,10 @@ Two layouts (shared/spec/vllm-routing-replay.md section 9):
   and device check (the "Routing replay buffer was initialized for ..."
   ValueError), and _maybe_dispatch_routing_replay(out, n), which hands
   out[:n] to fn.
-- sink: RoutedExpertsSink(moe_config, capture_fn) with a .buffer; the
-  kernel takes sink.buffer[:len(a1q)] (no size check left), and its rows
-  go to sink.capture_fn.
+- sink: RoutedExpertsSink(moe_config, capture_fn) with a .buffer. Some
+  versions give the kernel sink.out(n) (with a size check of their own) and
+  hand the rows on with sink.capture(n); others leave the kernel to take
+  sink.buffer[:len(a1q)] (no size check at all) and call sink.capture_fn.
 
 Either way the rows r3check built for the rank are written into the buffer
 by a stand-in kernel, and vLLM's own hand-off passes them to capture().
@@ -144,8 +145,22 @@ class ReplaySizing:
             else:
                 deliver(out[:n])
             return ReplayResult(rows, None, n)
-        piece = buf[:n]  # the kernel's sink.buffer[: len(a1q)]
-        s = int(piece.shape[0])
-        piece[:] = x[:s].to(piece.dtype)  # what fits of the kernel's rows
-        obj.capture_fn(piece)
+        out_fn = getattr(obj, "out", None)
+        if callable(out_fn):  # sinks with their own check: out(n) gives the kernel's routing_replay_out
+            try:
+                piece = out_fn(n)
+            except Exception as ex:
+                if gap_in(ex) is not None:
+                    raise
+                deliver(x)  # as for the monolithic check: capture is judged apart
+                return ReplayResult(rows, (type(ex).__name__, one_line(ex)), None)
+        else:
+            piece = buf[:n]  # the kernel's sink.buffer[: len(a1q)], no check
+        s = min(int(piece.shape[0]), n)
+        piece[:s] = x[:s].to(piece.dtype)  # the stand-in kernel writes what fits of its rows
+        hand_off = getattr(obj, "capture", None)
+        if callable(hand_off):
+            hand_off(n)
+        else:
+            obj.capture_fn(piece[:n])
         return ReplayResult(rows, None, s)

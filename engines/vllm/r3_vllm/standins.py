@@ -318,6 +318,7 @@ def make_config(M, num_experts, num_layers, D, T, d, t, ep, instance_id):
         "vllm.config.ModelConfig",
         hf_text_config=hf, hf_config=hf, model="r3check/fixture", dtype=torch.bfloat16, max_model_len=M,
         enforce_eager=False, quantization=None, use_mla=False, is_deepseek_mla=False,
+        enable_return_routed_experts=True,  # routing capture is what is being run
         get_total_num_hidden_layers=lambda: num_layers, get_num_layers=num_layers_of,
         get_layers_start_end_indices=lambda parallel_config=None: (0, num_layers),
         get_num_experts=lambda: num_experts, get_num_experts_per_tok=lambda: ENCODING_WIDTH,
