@@ -24,7 +24,11 @@ class ProcGroup:
 
 
 class Dist:
-    def __init__(self, device_kind):
+    """root: the process that speaks the protocol: the first process of the
+    node r3check started (`--protocol-node`), whatever global rank the
+    rendezvous gave it; process 0 when no node says so."""
+
+    def __init__(self, device_kind, protocol_node=False):
         self.world = int(os.environ.get("WORLD_SIZE", "1"))
         self.rank = int(os.environ.get("RANK", "0"))
         self.local_rank = int(os.environ.get("LOCAL_RANK", str(self.rank)))
@@ -41,15 +45,21 @@ class Dist:
         dist.init_process_group(backend=self.backend)
         self.ctl = dist.new_group(backend="gloo") if self.backend != "gloo" else None
         self.groups = {}
+        self.root = 0
+        claims = [r for r, c in enumerate(self.all_gather_obj(bool(protocol_node) and self.local_rank == 0)) if c]
+        if len(claims) > 1:
+            raise RuntimeError(f"processes {claims} all say they speak the protocol (--protocol-node on more than one node)")
+        if claims:
+            self.root = claims[0]
 
     def bcast(self, obj):
         box = [obj]
-        dist.broadcast_object_list(box, src=0, group=self.ctl)
+        dist.broadcast_object_list(box, src=self.root, group=self.ctl)
         return box[0]
 
     def gather(self, obj):
-        out = [None] * self.world if self.rank == 0 else None
-        dist.gather_object(obj, out, dst=0, group=self.ctl)
+        out = [None] * self.world if self.rank == self.root else None
+        dist.gather_object(obj, out, dst=self.root, group=self.ctl)
         return out
 
     def all_gather_obj(self, obj):

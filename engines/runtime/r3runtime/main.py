@@ -38,6 +38,8 @@ def run(name, load_binding, stdio, adapter_dirs=(), argv=None):
     parser = Parser(description=f"r3check engine adapter for {name} (protocol 1)")
     parser.add_argument("--source", required=True, help="the engine's checkout, capture file, or 'installed'")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--protocol-node", action="store_true",
+                        help="under torchrun: this node's first process speaks the protocol (r3check adds it)")
     adapter = None
     binding = None
     engine = None
@@ -64,10 +66,10 @@ def run(name, load_binding, stdio, adapter_dirs=(), argv=None):
             if args.device == "cuda" and not torch.cuda.is_available():
                 raise Fatal("--device cuda: torch sees no CUDA device")
             if torchrun:
-                adapter.dist = dist.Dist(args.device)
+                adapter.dist = dist.Dist(args.device, args.protocol_node)
                 device = adapter.dist.device
                 world, rank, backend = adapter.dist.world, adapter.dist.rank, adapter.dist.backend
-                if rank != 0:
+                if rank != adapter.dist.root:
                     adapter.stdio = None
             else:
                 device = torch.device("cuda", 0) if args.device == "cuda" else torch.device("cpu")

@@ -33,7 +33,7 @@ class Adapter:
         self.stdio.writer.flush()
 
     def is_root(self):
-        return self.dist is None or self.dist.rank == 0
+        return self.dist is None or self.dist.rank == self.dist.root
 
     def handle_run(self, req):
         rid = req.get("id")
@@ -55,7 +55,7 @@ class Adapter:
         try:
             for ci, case in enumerate(cases):
                 if case.T > D.world:
-                    if D.rank == 0:
+                    if D.rank == D.root:
                         emulated[ci] = eng.run_case_emulated(case)
                 else:
                     D.run_real(eng, case, ci, results)
@@ -64,7 +64,7 @@ class Adapter:
         except Exception as e:  # an adapter bug
             error = f"adapter failure during run: rank {D.rank}: {exc_text(e)}"
         gathered = D.gather((results, error))
-        if D.rank != 0:
+        if D.rank != D.root:
             return None
         errors = [g[1] for g in gathered if g[1]]
         if errors:
