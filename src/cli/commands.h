@@ -15,6 +15,7 @@ void AddVerifyCommand(CLI::App& app, int* exit_code);
 void AddMutantsCommand(CLI::App& app, int* exit_code);
 void AddMinimizeCommand(CLI::App& app, int* exit_code);
 void AddEnginesCommand(CLI::App& app, int* exit_code);
+void AddSweepCommand(CLI::App& app, int* exit_code);
 
 }  // namespace r3::cli
 

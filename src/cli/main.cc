@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   r3::cli::AddMutantsCommand(app, &exit_code);
   r3::cli::AddMinimizeCommand(app, &exit_code);
   r3::cli::AddEnginesCommand(app, &exit_code);
+  r3::cli::AddSweepCommand(app, &exit_code);
   // A first word that is no command (a typo, or nothing at all) gets the
   // usage, not CLI11's "A subcommand is required".
   const auto is_command = [&app](const char* word) {

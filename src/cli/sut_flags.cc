@@ -38,6 +38,13 @@ void SutFlags::AddTo(CLI::App& app) {
 bool SutFlags::IsEngine() const { return engine::IsEngineSut(sut); }
 
 sut::SutOptions SutFlags::Resolve() const {
+  engine::EngineSpec spec;
+  sut::SutOptions options = ResolveWithoutStarting(&spec);
+  if (IsEngine()) options.external = engine::StartEngine(spec);
+  return options;
+}
+
+sut::SutOptions SutFlags::ResolveWithoutStarting(engine::EngineSpec* engine) const {
   sut::SutOptions options;
   const auto p = sut::FindPolicy(policy);
   if (!p) throw UsageError("--policy: unknown policy '" + policy + "'");
@@ -79,7 +86,7 @@ sut::SutOptions SutFlags::Resolve() const {
     throw UsageError("--nproc: needs --engine-launch torchrun");
   }
   try {
-    options.external = engine::StartEngine(engine::ResolveEngine(sut, launch));
+    *engine = engine::ResolveEngine(sut, launch);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "r3/engine/engine_sut.h"
 #include "r3/sut/sut.h"
 
 namespace r3::cli {
@@ -37,6 +38,10 @@ struct SutFlags {
   // Throws UsageError naming the flag. For an engine SUT this starts the
   // adapter (sut::ExternalSutError when it fails to come up).
   sut::SutOptions Resolve() const;
+  // Resolve() up to the point of starting the engine: everything checked,
+  // options.external left empty, and for an engine SUT its command in
+  // *engine (not touched otherwise). Throws UsageError.
+  sut::SutOptions ResolveWithoutStarting(engine::EngineSpec* engine) const;
   bool IsEngine() const;
 };
 
