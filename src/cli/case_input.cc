@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cli/output_guard.h"
 #include "cli/sut_flags.h"
 #include "r3/case/case_format.h"
 #include "r3/case/corpus.h"
@@ -9,6 +10,7 @@
 namespace r3::cli {
 
 Case ReadCaseArg(const std::string& path) {
+  ClaimInput(path);
   if (path == "-") return ReadCase(std::cin, "<stdin>");
   return LoadCaseFile(path);
 }

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/output_guard.h"
 #include "cli/sut_flags.h"
 #include "r3/case/case_format.h"
 #include "r3/case/checked_math.h"
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
   r3::cli::AddMinimizeCommand(app, &exit_code);
   r3::cli::AddEnginesCommand(app, &exit_code);
   r3::cli::AddSweepCommand(app, &exit_code);
+  // After every command is registered: no output may be one of the inputs.
+  r3::cli::GuardOutputOptions(app);
   // A first word that is no command (a typo, or nothing at all) gets the
   // usage, not CLI11's "A subcommand is required".
   const auto is_command = [&app](const char* word) {

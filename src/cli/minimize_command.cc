@@ -12,6 +12,7 @@
 #include "cli/case_input.h"
 #include "cli/commands.h"
 #include "cli/data_dirs.h"
+#include "cli/output_guard.h"
 #include "cli/sut_flags.h"
 #include "r3/check/report.h"
 #include "r3/minimize/minimize.h"
@@ -46,6 +47,9 @@ void Save(const std::string& name, const std::string& text) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   const std::filesystem::path path = dir / (name + ".r3case");
+  if (IsInput(path.string())) {
+    throw UsageError("--save: " + path.string() + " is the CASE this run reads; not writing it");
+  }
   const bool exists = std::filesystem::exists(path, ec);
   if (ec) throw UsageError("--save: cannot read " + path.string() + ": " + ec.message());
   if (exists) {

@@ -11,6 +11,7 @@
 #include "cli/case_input.h"
 #include "cli/ci_report.h"
 #include "cli/output_file.h"
+#include "cli/output_guard.h"
 #include "cli/commands.h"
 #include "cli/data_dirs.h"
 #include "cli/gpu_flags.h"
@@ -90,6 +91,16 @@ class Verifier {
       throw UsageError(setting + ": " + corpus +
                        " is not a corpus (it has no regressions/, seeds/ or findings/ folder)");
     }
+    // Everything it reads is claimed before anything is written: no output
+    // (--junit, --save-failures) may be a corpus file or folder.
+    const std::vector<std::string> regressions = ListCorpusFolder(corpus + "/regressions");
+    const std::vector<std::string> seeds = ListCorpusFolder(corpus + "/seeds");
+    const std::vector<std::string> findings = ListCorpusFolder(corpus + "/findings");
+    ClaimInputFolder(corpus);
+    for (const char* sub : {"/regressions", "/seeds", "/findings"}) ClaimInputFolder(corpus + sub);
+    for (const auto* files : {&regressions, &seeds, &findings}) {
+      for (const std::string& path : *files) ClaimInput(path);
+    }
     if (!args_.save_failures.empty()) {
       std::filesystem::create_directories(args_.save_failures, ec);
       if (!std::filesystem::is_directory(args_.save_failures, ec)) {
@@ -102,9 +113,9 @@ class Verifier {
            << "corpus " << corpus << ", " << args_.cases << " generated cases, seed "
            << args_.seed << "\n\n";
     // Regressions run first: they are the cases that failed before.
-    RunFiles("regressions", ListCorpusFolder(corpus + "/regressions"), /*expect_finding=*/false);
-    RunFiles("seeds", ListCorpusFolder(corpus + "/seeds"), /*expect_finding=*/false);
-    RunFiles("findings", ListCorpusFolder(corpus + "/findings"), /*expect_finding=*/true);
+    RunFiles("regressions", regressions, /*expect_finding=*/false);
+    RunFiles("seeds", seeds, /*expect_finding=*/false);
+    RunFiles("findings", findings, /*expect_finding=*/true);
     RunGenerated();
     PrintSummary();
     if (!args_.junit.empty()) WriteJunit(args_.junit, "r3check-verify", records_);

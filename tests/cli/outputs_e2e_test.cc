@@ -1,0 +1,129 @@
+// End-to-end: the files r3check writes on request (--junit, --svg,
+// --save-failures) can be trusted (issue 22). No command writes over a path
+// it reads; bad output paths are usage errors before anything runs.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "r3check_config.h"
+#include "tests/testing/r3check_runner.h"
+#include "tests/testing/run_shell.h"
+
+namespace {
+
+using Result = r3::testing::R3checkResult;
+using r3::testing::Slurp;
+using r3::testing::TempPath;
+
+const std::string kCorpus = R3CHECK_SOURCE_CORPUS;
+
+Result R3check(const std::string& args, const std::string& stdin_text = "",
+               const std::string& env = "") {
+  return r3::testing::RunR3check(kCorpus, args, stdin_text, env);
+}
+
+int Lines(const std::string& text) { return r3::testing::CountLines(text); }
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A fresh scratch folder with copies of seeds, removed at the end.
+class Scratch {
+ public:
+  explicit Scratch(const std::string& name) : dir_(TempPath(name)) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  ~Scratch() { std::filesystem::remove_all(dir_); }
+  // Copies seeds/SEED to NAME in the folder; returns its path.
+  std::string Seed(const std::string& seed, const std::string& name) const {
+    const std::string to = Path(name);
+    std::filesystem::copy_file(kCorpus + "/seeds/" + seed, to);
+    return to;
+  }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+const std::string kEager = "tp2-dp2-eager.r3case";
+const std::string kWarmup = "tp2-dp2-warmup.r3case";
+
+// --- no command writes to a path it reads -----------------------------------
+
+TEST(OutputsE2eTest, CheckJunitWithTheFileNameForgottenLeavesTheFirstCaseAlone) {
+  // `check --junit DIR/*.r3case`: the shell hands the first case to --junit.
+  const Scratch s("junit-glob");
+  const std::string first = s.Seed(kEager, "a.r3case");
+  s.Seed(kWarmup, "b.r3case");
+  const std::string before = Slurp(first);
+  const Result r = R3check("check --junit " + s.Path("*.r3case"));
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("r3check: --junit: " + first + " ", 0), 0u) << r.err;
+  EXPECT_EQ(Slurp(first), before);
+}
+
+TEST(OutputsE2eTest, ExplainSvgOverItsOwnCaseIsRefused) {
+  const Scratch s("svg-same");
+  const std::string c = s.Seed(kEager, "eager.case");  // not named .r3case
+  const std::string before = Slurp(c);
+  const Result r = R3check("explain --svg " + c + " " + c);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_TRUE(Has(r.err, "--svg: " + c)) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(Slurp(c), before);
+}
+
+TEST(OutputsE2eTest, SizingSvgOverItsOwnCaseIsRefused) {
+  const Scratch s("sizing-same");
+  const std::string c = s.Seed(kEager, "x.r3case");
+  const std::string before = Slurp(c);
+  const Result r = R3check("sizing --svg " + c + " " + c);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_TRUE(Has(r.err, "--svg: " + c)) << r.err;
+  EXPECT_EQ(Slurp(c), before);
+}
+
+TEST(OutputsE2eTest, AnOutputThatIsTheSameFileAsAnInputIsRefused) {
+  // Standard input is a pipe; /dev/stdin names that same pipe.
+  const std::string err = TempPath("same-pipe.err");
+  const r3::testing::ShellResult r = r3::testing::RunShell(
+      "cat " + kCorpus + "/seeds/" + kEager + " | " + std::getenv("R3CHECK_BIN") +
+      " check --junit /dev/stdin - 2>" + err);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(Slurp(err), "r3check: --junit: /dev/stdin is also an input of this run (<stdin>); "
+                        "not writing it\n");
+}
+
+TEST(OutputsE2eTest, VerifyWritesNoOutputIntoItsCorpus) {
+  const Scratch s("verify-corpus");
+  std::filesystem::create_directories(s.Path("corpus/seeds"));
+  const std::string seed = s.Seed(kEager, "corpus/seeds/eager.r3case");
+  const std::string before = Slurp(seed);
+  Result r = R3check("verify --cases 0 --corpus " + s.Path("corpus") + " --junit " + seed);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_TRUE(Has(r.err, "--junit: " + seed)) << r.err;
+  EXPECT_EQ(Slurp(seed), before);
+  // A failing case saved into the corpus would be run as a seed next time.
+  r = R3check("verify --cases 50 --mutant no-sp-trim --corpus " + s.Path("corpus") +
+              " --save-failures " + s.Path("corpus/seeds"));
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "r3check: --save-failures: " + s.Path("corpus/seeds") +
+                       " is a folder this run reads (" + s.Path("corpus/seeds") +
+                       "); not writing into it\n");
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(s.Path("corpus/seeds"))) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+}
+
+}  // namespace
