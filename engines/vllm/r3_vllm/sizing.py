@@ -65,7 +65,9 @@ class ReplaySizing:
         elif isinstance(sink, type):
             self.kind = "sink"
             self.cls = sink
-            self.interface = "RoutedExpertsSink(moe_config, capture_fn).buffer[:n]"
+            checked = callable(getattr(sink, "out", None))
+            self.interface = ("RoutedExpertsSink(moe_config, capture_fn).out(n) + capture(n)" if checked
+                              else "RoutedExpertsSink(moe_config, capture_fn).buffer[:n]")
         else:
             raise Fatal(f"{loaded.path}: no class with {' and '.join(_MONOLITHIC_METHODS)}, and no RoutedExpertsSink")
         self.cache = collections.OrderedDict()
