@@ -100,6 +100,14 @@ class FaithfulStandInsTest(OneOffEngines):
         for r in res["ranks"]:
             self.assertEqual(r["error"], {"type": "AssertionError", "message": "the engine says no"})
 
+    def test_the_engines_own_constructor_error_is_a_verdict(self):
+        src = self.engine(init_code="fcntl.flock(0, 0)  # a port that dropped `import fcntl`")
+        _, (res,) = self.run_cases(src, [EAGER_SP])
+        for r in res["ranks"]:
+            self.assertEqual(r["error"]["type"], "NameError", r)
+            self.assertTrue(r["error"]["message"].startswith("building the capturer: name 'fcntl'"), r)
+        self.assertIsNone(res["buffer_dtype"])
+
     def test_pp_indices_split_like_vllm(self):
         sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "engines" / "runtime"))
         sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "engines" / "vllm"))

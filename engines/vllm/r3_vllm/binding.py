@@ -2,9 +2,11 @@
 sizing), build RoutedExpertsCapturer through its own initialisation, call
 capture() the way vLLM's MoE layer does."""
 import glob
+import logging
 import os
 import pathlib
 import tempfile
+import traceback
 
 from r3runtime.errors import Fatal, exc_text, gap_fatal, gap_in
 from r3runtime.rank import CUR
@@ -15,6 +17,18 @@ from r3_vllm.sizing import ReplaySizing
 
 
 ADAPTER_DIRS = (str(pathlib.Path(__file__).resolve().parents[1]),)
+log = logging.getLogger("r3_vllm")
+
+
+def _raised_by_the_call(e):
+    """True when the exception comes from calling into the engine with
+    arguments that do not bind (a TypeError raised in the adapter's own
+    frame), not from inside the engine's code."""
+    if not isinstance(e, TypeError):
+        return False
+    frames = traceback.extract_tb(e.__traceback__)
+    here = ADAPTER_DIRS[0]
+    return bool(frames) and os.path.abspath(frames[-1].filename).startswith(here + os.sep)
 
 
 class VllmBinding:
@@ -85,7 +99,14 @@ class VllmBinding:
             gap = gap_in(e)
             if gap is not None:
                 raise gap_fatal(gap, "building the capturer", ADAPTER_DIRS)
-            raise Fatal(f"{self.iface.description} failed: {exc_text(e)}")
+            if _raised_by_the_call(e):  # the arguments did not bind: our driving is wrong
+                raise Fatal(f"{self.iface.description} failed: {exc_text(e)}")
+            # The engine's own constructor raised: that is its result, reported
+            # per case ("building the capturer: ...") and judged, not a refusal.
+            log.warning("%s raised in the engine's code: %s", self.iface.description, exc_text(e))
+            return
+        finally:
+            CUR.enter(None, 0, 0)
         try:
             try:
                 find_buffer(cap)
@@ -93,7 +114,6 @@ class VllmBinding:
                 raise Fatal(str(e))
         finally:
             self.cleanup(cap)
-            CUR.enter(None, 0, 0)
 
     def close(self):
         # Shared memory and lock files named from our instance ids.
