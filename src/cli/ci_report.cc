@@ -73,4 +73,15 @@ void WriteJunit(const std::string& path, const std::string& name,
   WriteOutputFile("--junit", path, out.str());
 }
 
+std::string JunitErrorXml(const std::string& message) {
+  const std::string text = check::XmlText(message);
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+         "<testsuites name=\"r3check\" tests=\"1\" failures=\"0\" errors=\"1\">\n"
+         "  <testsuite name=\"r3check.error\" tests=\"1\" failures=\"0\" errors=\"1\">\n"
+         "    <testcase classname=\"r3check.error\" name=\"r3check run\">\n"
+         "      <error message=\"" + text + "\">the run stopped (exit 2 or 3) before it checked "
+         "everything: " + text + "</error>\n"
+         "    </testcase>\n  </testsuite>\n</testsuites>\n";
+}
+
 }  // namespace r3::cli

@@ -41,6 +41,10 @@ nlohmann::ordered_json RecordJson(const CaseRecord& record);
 void WriteJunit(const std::string& path, const std::string& name,
                 const std::vector<CaseRecord>& records);
 
+// A JUnit report of a run that ended in error (exit 2 or 3): one testcase
+// with an <error> holding `message`, so CI shows red, not an earlier green.
+std::string JunitErrorXml(const std::string& message);
+
 }  // namespace r3::cli
 
 #endif  // R3_CLI_CI_REPORT_H_

@@ -1,5 +1,7 @@
 // r3check: property-based verification of vLLM's routed-experts capture.
+#include <csignal>
 #include <cstdio>
+#include <string>
 #include <exception>
 #include <iostream>
 
@@ -14,6 +16,9 @@
 #include "r3check_config.h"
 
 int main(int argc, char** argv) {
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG, named like
+  // any other write error, instead of killing r3check mid-file.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"r3check: checks vLLM's routing-replay capture and buffer sizing against a "
                "reference model of gathered-shard layouts"};
   app.name("r3check");
@@ -53,6 +58,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s", app.help().c_str());
     return 2;
   }
+  // A run that ends in error leaves no earlier run's output looking like its own.
+  const auto fail = [](int code, const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    r3::cli::RecordFailureInOutputs(line);
+    return code;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -62,23 +73,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "r3check: %s\n", e.what());
-    return 2;
+    return fail(2, std::string("r3check: ") + e.what());
   } catch (const r3::CaseFormatError& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 2;
+    return fail(2, e.what());
   } catch (const r3::cli::UsageError& e) {
-    std::fprintf(stderr, "r3check: %s\n", e.what());
-    return 2;
+    return fail(2, std::string("r3check: ") + e.what());
   } catch (const r3::sut::ExternalSutError& e) {
-    std::fprintf(stderr, "r3check: %s\n", e.what());
-    return 2;
+    return fail(2, std::string("r3check: ") + e.what());
   } catch (const r3::OverflowError& e) {
-    std::fprintf(stderr, "r3check: %s\n", e.what());
-    return 2;
+    return fail(2, std::string("r3check: ") + e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "r3check: internal error: %s\n", e.what());
-    return 3;
+    return fail(3, std::string("r3check: internal error: ") + e.what());
   }
   // A verdict that never reached its reader (a full disk, a closed pipe
   // read by nobody) must not pass for a clean run.

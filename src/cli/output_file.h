@@ -6,8 +6,14 @@
 
 namespace r3::cli {
 
-// Writes `text` to `path` (replacing it); throws UsageError "FLAG: cannot
-// write PATH (reason)" when it cannot.
+// Checks, before a run, that WriteOutputFile could write `path`: throws
+// UsageError "FLAG: cannot write PATH (reason)" (or names a folder).
+void ProbeOutputFile(const std::string& flag, const std::string& path);
+
+// Writes `text` to `path` (replacing it) through a temporary file beside it,
+// renamed when complete, so a failure leaves the old file or none, never a
+// part; a device or pipe (/dev/stdout) is written in place. Throws
+// UsageError "FLAG: cannot write PATH (reason)" when it cannot.
 void WriteOutputFile(const std::string& flag, const std::string& path, const std::string& text);
 
 }  // namespace r3::cli

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "cli/case_input.h"
+#include "cli/ci_report.h"
+#include "cli/output_file.h"
 #include "cli/sut_flags.h"
 
 namespace r3::cli {
@@ -86,6 +88,7 @@ void RefuseOtherKinds(const std::string& flag, const std::string& path) {
 }  // namespace
 
 void ClaimOutputFile(const std::string& flag, const std::string& path) {
+  if (path.empty()) throw UsageError(flag + ": the path is empty (name a file)");
   RefuseOtherKinds(flag, path);
   const std::optional<FileId> id = IdOf(path);
   for (const Input& in : TheRegistry().inputs) {
@@ -94,10 +97,13 @@ void ClaimOutputFile(const std::string& flag, const std::string& path) {
                        DisplayName(in.path) + "); not writing it");
     }
   }
+  // Before the run, not after it: a run of hours must not end in "cannot write".
+  ProbeOutputFile(flag, path);
   TheRegistry().outputs.push_back({flag, path, /*folder=*/false, id});
 }
 
 void ClaimOutputFolder(const std::string& flag, const std::string& path) {
+  if (path.empty()) throw UsageError(flag + ": the path is empty (name a folder)");
   struct stat st;
   if (stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
     throw UsageError(flag + ": " + path + " exists and is not a folder");
@@ -138,6 +144,23 @@ bool IsInput(const std::string& path) {
     if (in.id == *id) return true;
   }
   return false;
+}
+
+void RecordFailureInOutputs(const std::string& message) {
+  for (const Output& out : TheRegistry().outputs) {
+    if (out.folder) continue;  // saved failing cases stay true whatever came after
+    struct stat st;
+    if (out.flag == "--junit") {
+      try {
+        WriteOutputFile(out.flag, out.path, JunitErrorXml(message));
+      } catch (const std::exception&) {
+        // The run's own error line already says what is wrong.
+      }
+    } else if (stat(out.path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      unlink(out.path.c_str());  // a picture of an earlier run would pass for this one
+    }
+  }
+  TheRegistry().outputs.clear();
 }
 
 void GuardOutputOptions(CLI::App& app) {

@@ -35,6 +35,12 @@ void ClaimInput(const std::string& path);
 // it.
 void ClaimInputFolder(const std::string& path);
 
+// The run ends in exit 2 or 3 with `message`: every claimed --junit file
+// becomes a JUnit report with one error testcase holding it, and every other
+// claimed file is removed, so no output of an earlier run stays in place
+// looking like this run's.
+void RecordFailureInOutputs(const std::string& message);
+
 // True when `path` is the same file as an input of this run.
 bool IsInput(const std::string& path);
 

@@ -360,7 +360,8 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--seed", args->seed, "seed of the case sampler")->check(Unsigned64());
   cmd->add_option("--corpus", args->corpus,
-                  "corpus folder (default: $R3CHECK_CORPUS, else " + ShippedCorpusDir() + ")");
+                  "corpus folder (default: $R3CHECK_CORPUS, else " + ShippedCorpusDir() + ")")
+      ->check([](const std::string& v) { return v.empty() ? std::string("the path is empty (name a folder)") : ""; });
   cmd->add_flag("--json", args->json,
                 "print one JSON document (counts per source, known findings, each failing case "
                 "with its settings, case text and violations) instead of the text");

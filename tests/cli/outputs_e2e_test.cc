@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "r3check_config.h"
 #include "tests/testing/r3check_runner.h"
@@ -124,6 +126,78 @@ TEST(OutputsE2eTest, VerifyWritesNoOutputIntoItsCorpus) {
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(s.Path("corpus/seeds"))) files += e.is_regular_file();
   EXPECT_EQ(files, 1);
+}
+
+// --- outputs that are written whole, checked first, and never stale -------
+
+TEST(OutputsE2eTest, EmptyOutputPathsAreUsageErrors) {
+  const std::string c = "seeds/" + kEager;
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"check --junit '' " + c, "--junit: the path is empty (name a file)"},
+      {"explain --svg '' " + c, "--svg: the path is empty (name a file)"},
+      {"sizing --svg '' " + c, "--svg: the path is empty (name a file)"},
+      {"verify --cases 1 --save-failures ''", "--save-failures: the path is empty (name a folder)"},
+      {"verify --cases 1 --corpus ''", "--corpus: the path is empty (name a folder)"},
+  };
+  for (const auto& [args, message] : runs) {
+    const Result r = R3check(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(r.err, "r3check: " + message + "\n") << args;
+  }
+}
+
+TEST(OutputsE2eTest, VerifyChecksItsJunitPathBeforeRunning) {
+  const Result r = R3check("verify --cases 2000 --junit /no/such/dir/out.xml");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "") << "nothing ran, so nothing may say OK";
+  EXPECT_EQ(r.err, "r3check: --junit: cannot write /no/such/dir/out.xml (No such file or directory)\n");
+  const Result d = R3check("check --junit " + kCorpus + " seeds/" + kEager);
+  EXPECT_EQ(d.status, 2);
+  EXPECT_EQ(d.out, "");
+  EXPECT_EQ(d.err, "r3check: --junit: " + kCorpus + " is a folder, not a file\n");
+}
+
+TEST(OutputsE2eTest, ARunThatEndsInErrorReplacesAnEarlierGreenJunit) {
+  const Scratch s("stale-junit");
+  const std::string xml = s.Path("r3.xml");
+  ASSERT_EQ(R3check("check --junit " + xml + " seeds/" + kEager).status, 0);
+  ASSERT_TRUE(Has(Slurp(xml), "failures=\"0\""));
+  std::ofstream(s.Path("bad.r3case")) << "r3case 1\ndp 0\n";
+  const Result r = R3check("check --junit " + xml + " seeds/" + kEager + " " + s.Path("bad.r3case"));
+  EXPECT_EQ(r.status, 2);
+  const std::string report = Slurp(xml);
+  EXPECT_TRUE(Has(report, "errors=\"1\"")) << report;
+  EXPECT_TRUE(Has(report, "<error message=\"" + s.Path("bad.r3case") + ":2: dp: value 0 is out of range")) << report;
+  EXPECT_FALSE(Has(report, "tp2-dp2-eager")) << "the earlier run's testcase is gone: " << report;
+}
+
+TEST(OutputsE2eTest, ARunThatEndsInErrorRemovesAnEarlierSvg) {
+  const Scratch s("stale-svg");
+  const std::string svg = s.Path("eager.svg");
+  ASSERT_EQ(R3check("explain --svg " + svg + " seeds/" + kEager).status, 0);
+  ASSERT_TRUE(std::filesystem::exists(svg));
+  std::ofstream(s.Path("bad.r3case")) << "r3case 1\ndp 0\n";
+  const Result r = R3check("explain --svg " + svg + " " + s.Path("bad.r3case"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_FALSE(std::filesystem::exists(svg)) << "a picture of the earlier case would stay";
+}
+
+TEST(OutputsE2eTest, AWriteThatFailsMidFileLeavesNoPartOfIt) {
+  // ulimit -f: the report is larger than the file-size limit (EFBIG), like a
+  // full disk; the old file is replaced by a whole error report, no temp left.
+  const Scratch s("file-limit");
+  const std::string xml = s.Path("r3.xml");
+  const Result r = R3check("verify --cases 300 --mutant no-sp-trim --junit " + xml, "",
+                           "ulimit -f 2;");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err, "r3check: --junit: cannot write " + xml + " (File too large)\n");
+  const std::string report = Slurp(xml);
+  EXPECT_TRUE(Has(report, "<error message=\"r3check: --junit: cannot write")) << report;
+  EXPECT_EQ(report.substr(report.size() - 14), "</testsuites>\n") << report;
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(s.Path(""))) files += e.is_regular_file();
+  EXPECT_EQ(files, 1) << "no temporary file beside it";
 }
 
 }  // namespace
