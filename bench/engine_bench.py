@@ -3,7 +3,8 @@
 
   /usr/bin/python3 bench/engine_bench.py [--source tests/engines/fixtures/post50874]
       [--batches 8] [--cases 256] [--dp 2] [--tp 2] [--max-tokens 8192]
-      [--tokens loguniform|uniform] [--seed 1] [--device cpu]
+      [--tokens loguniform|uniform] [--seed 1] [--device cpu] [--sizing FILE]
+      [--repeat 3] [--no-profile] [--save-replies FILE]
 
 Starts the adapter (one process, CPU unless --device cuda), sends --batches
 run requests of --cases generated cases each, and prints
@@ -11,6 +12,23 @@ run requests of --cases generated cases each, and prints
 the first run request to the last reply (start-up and hello excluded);
 "rank_captures_per_cpu_s" divides by the adapter's CPU time instead (steadier
 on a shared machine).
+
+Each measurement runs --repeat times (a fresh adapter each) and the median
+is printed ("runs" lists every one). Then, unless --no-profile, as many runs
+with R3_ADAPTER_PROFILE=1: the adapter times its calls into the engine's own
+code (the capturer's constructor and capture(), vLLM's replay sizing and
+hand-off) and prints the totals to stderr at exit (r3runtime/profile.py).
+"engine_share" is the time inside engine code over the time the adapter
+spent on the run requests (both perf_counter, from a request's line read to
+its reply written); "engine_seconds" and "adapter_seconds" split the
+adapter's CPU time over the run requests by that share; medians of those
+runs. Engine time includes the stand-ins the engine's code calls
+(get_forward_context, the TP group), since they run inside its calls.
+Profiled runs are not used for the throughput.
+
+--save-replies FILE writes the reply lines of the first plain run, as the
+adapter sent them, to FILE (to compare the adapter before/after a change;
+R3_ADAPTER_SLOW=1 in the environment reaches the adapter).
 
 The rank run lists are built here from the spec's dispatch rules
 (shared/spec/vllm-routing-replay.md sections 3-4), kept simple: EP on or off,
@@ -26,8 +44,10 @@ import math
 import os
 import pathlib
 import random
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -116,56 +136,66 @@ def cpu_seconds(pid):
         return None
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--source", default=str(ROOT / "tests" / "engines" / "fixtures" / "post50874"))
-    ap.add_argument("--python", default="/usr/bin/python3")
-    ap.add_argument("--batches", type=int, default=8)
-    ap.add_argument("--cases", type=int, default=256)
-    ap.add_argument("--dp", type=int, default=2)
-    ap.add_argument("--tp", type=int, default=2)
-    ap.add_argument("--max-tokens", type=int, default=8192)
-    ap.add_argument("--tokens", choices=["loguniform", "uniform"], default="loguniform")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--device", default="cpu")
-    args = ap.parse_args()
+PROFILE_PREFIX = "r3_adapter profile: "
 
-    rng = random.Random(args.seed)
-    batches = [gen_cases(rng, args.cases, args.dp, args.tp, args.max_tokens, args.tokens) for _ in range(args.batches)]
-    proc = subprocess.Popen(
-        [args.python, str(ROOT / "engines" / "vllm" / "r3_adapter.py"), "--source", args.source, "--device", args.device],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )
 
-    def ask(obj):
-        proc.stdin.write(json.dumps(obj, separators=(",", ":")) + "\n")
-        proc.stdin.flush()
-        line = proc.stdout.readline()
-        if not line:
-            sys.exit("adapter exited")
-        reply = json.loads(line)
-        if reply["type"] == "fatal":
-            sys.exit("adapter: " + reply["error"])
-        return reply
+def run_once(args, payloads, profile, save=None):
+    """One adapter process over all payloads: (hello, replies, seconds, cpu, profile totals or None)."""
+    env = dict(os.environ)
+    env.pop("R3_ADAPTER_PROFILE", None)
+    if profile:
+        env["R3_ADAPTER_PROFILE"] = "1"
+    cmd = [args.python, args.adapter, "--source", args.source, "--device", args.device]
+    if args.sizing:
+        cmd += ["--sizing", args.sizing]
+    with tempfile.TemporaryFile(mode="w+") as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
 
-    hello = ask({"type": "hello", "protocol": 1})
-    payloads = [json.dumps({"type": "run", "id": i, "cases": [c for c, _ in b]}, separators=(",", ":")) for i, b in enumerate(batches)]
+        def ask(obj):
+            proc.stdin.write(json.dumps(obj, separators=(",", ":")) + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+            if not line:
+                sys.exit("adapter exited")
+            reply = json.loads(line)
+            if reply["type"] == "fatal":
+                sys.exit("adapter: " + reply["error"])
+            return reply
+
+        hello = ask({"type": "hello", "protocol": 1})
+        lines = []
+        cpu0 = cpu_seconds(proc.pid)
+        start = time.perf_counter()
+        for payload in payloads:
+            proc.stdin.write(payload + "\n")
+            proc.stdin.flush()
+            lines.append(proc.stdout.readline())
+        seconds = time.perf_counter() - start
+        cpu1 = cpu_seconds(proc.pid)
+        cpu = None if cpu0 is None or cpu1 is None else cpu1 - cpu0
+        proc.stdin.write('{"type":"bye"}\n')
+        proc.stdin.close()
+        proc.wait()
+        err.seek(0)
+        totals = None
+        for line in err:
+            if line.startswith(PROFILE_PREFIX):
+                totals = json.loads(line[len(PROFILE_PREFIX):])
+    if profile and totals is None:
+        sys.exit("adapter printed no profile totals with R3_ADAPTER_PROFILE=1")
+    if save:
+        with open(save, "w", encoding="utf-8") as f:
+            f.writelines(lines)
+    return hello, [json.loads(x) for x in lines], seconds, cpu, totals
+
+
+def check(batches, replies):
+    """Rank count, and ranks checked against the spec's rows (naive dispatch)."""
     ranks = 0
     checked = 0
-    cpu0 = cpu_seconds(proc.pid)
-    start = time.perf_counter()
-    replies = []
-    for payload in payloads:
-        proc.stdin.write(payload + "\n")
-        proc.stdin.flush()
-        replies.append(json.loads(proc.stdout.readline()))
-    seconds = time.perf_counter() - start
-    cpu1 = cpu_seconds(proc.pid)
-    cpu = None if cpu0 is None or cpu1 is None else cpu1 - cpu0
-    proc.stdin.write('{"type":"bye"}\n')
-    proc.stdin.close()
-    proc.wait()
     for batch, reply in zip(batches, replies):
+        if reply.get("type") != "result":
+            sys.exit(f"adapter: {reply}")
         for (case, naive), res in zip(batch, reply["cases"]):
             ranks += len(res["ranks"])
             if not naive:
@@ -175,14 +205,80 @@ def main():
                 if r["error"] is None and r["captured"] != want:
                     sys.exit(f"wrong capture for {case} rank {r}")
                 checked += 1
-    print(json.dumps({
-        "rank_captures_per_s": round(ranks / seconds, 1), "cases": args.batches * args.cases, "ranks": ranks,
-        "seconds": round(seconds, 3),
-        "rank_captures_per_cpu_s": None if not cpu else round(ranks / cpu, 1), "adapter_cpu_s": cpu,
+    return ranks, checked
+
+
+def load_average():
+    try:
+        with open("/proc/loadavg") as f:
+            return [float(x) for x in f.read().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--source", default=str(ROOT / "tests" / "engines" / "fixtures" / "post50874"))
+    ap.add_argument("--sizing", default=None, help="passed to the adapter's --sizing")
+    ap.add_argument("--python", default="/usr/bin/python3")
+    ap.add_argument("--adapter", default=str(ROOT / "engines" / "vllm" / "r3_adapter.py"),
+                    help="the adapter to run (another checkout's, to compare)")
+    ap.add_argument("--batches", type=int, default=8)
+    ap.add_argument("--cases", type=int, default=256)
+    ap.add_argument("--dp", type=int, default=2)
+    ap.add_argument("--tp", type=int, default=2)
+    ap.add_argument("--max-tokens", type=int, default=8192)
+    ap.add_argument("--tokens", choices=["loguniform", "uniform"], default="loguniform")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is reported")
+    ap.add_argument("--no-profile", action="store_true", help="skip the R3_ADAPTER_PROFILE=1 runs")
+    ap.add_argument("--save-replies", default=None, metavar="FILE")
+    args = ap.parse_args()
+
+    rng = random.Random(args.seed)
+    batches = [gen_cases(rng, args.cases, args.dp, args.tp, args.max_tokens, args.tokens) for _ in range(args.batches)]
+    payloads = [json.dumps({"type": "run", "id": i, "cases": [c for c, _ in b]}, separators=(",", ":")) for i, b in enumerate(batches)]
+    load_before = load_average()
+    runs = []
+    hello = None
+    ranks = checked = 0
+    for k in range(max(1, args.repeat)):
+        hello, replies, seconds, cpu, _ = run_once(args, payloads, False, args.save_replies if k == 0 else None)
+        ranks, checked = check(batches, replies)
+        runs.append({"seconds": round(seconds, 3), "adapter_cpu_s": None if cpu is None else round(cpu, 3),
+                     "rank_captures_per_s": round(ranks / seconds, 1),
+                     "rank_captures_per_cpu_s": None if not cpu else round(ranks / cpu, 1)})
+    profiled = []
+    if not args.no_profile:
+        for _ in range(max(1, args.repeat)):
+            _, replies, seconds, cpu, totals = run_once(args, payloads, True)
+            check(batches, replies)
+            share = totals["engine_s"] / totals["busy_s"] if totals["busy_s"] > 0 else None
+            profiled.append({"adapter_cpu_s": None if cpu is None else round(cpu, 3),
+                             "engine_share": None if share is None else round(share, 3),
+                             "engine_seconds": None if cpu is None or share is None else round(cpu * share, 3),
+                             "adapter_seconds": None if cpu is None or share is None else round(cpu * (1 - share), 3),
+                             "engine_wall_s": round(totals["engine_s"], 3), "busy_wall_s": round(totals["busy_s"], 3),
+                             "engine_calls": totals["engine_calls"], "wall_s": round(seconds, 3)})
+
+    def med(rows, key):
+        vals = [r[key] for r in rows if r.get(key) is not None]
+        return round(statistics.median(vals), 3) if vals else None
+
+    out = {
+        "rank_captures_per_s": med(runs, "rank_captures_per_s"), "cases": args.batches * args.cases, "ranks": ranks,
+        "seconds": med(runs, "seconds"),
+        "rank_captures_per_cpu_s": med(runs, "rank_captures_per_cpu_s"), "adapter_cpu_s": med(runs, "adapter_cpu_s"),
+        "engine_seconds": med(profiled, "engine_seconds"), "adapter_seconds": med(profiled, "adapter_seconds"),
+        "engine_share": med(profiled, "engine_share"),
         "checked_ranks": checked, "tokens": args.tokens, "dp": args.dp, "tp": args.tp,
-        "max_tokens": args.max_tokens, "source": hello["source"], "interface": hello["interface"],
-        "device": hello["device"],
-    }))
+        "max_tokens": args.max_tokens, "seed": args.seed, "source": hello["source"], "interface": hello["interface"],
+        "sizing": (hello.get("sizing") or {}).get("kind"), "device": hello["device"],
+        "load_average": {"before": load_before, "after": load_average()},
+        "runs": runs, "profiled_runs": profiled,
+    }
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

@@ -15,5 +15,6 @@ capture_engine.py). Everything else lives here:
 - dist:           torchrun: process groups, object broadcast and gather
 - capture_engine: capturers cached per shape and rank; one capture, one DP rank, one case
 - protocol:       the request/reply loop
+- profile:        R3_ADAPTER_PROFILE=1: time inside the engine's own code, printed at exit
 - main:           argument parsing, start-up, probe construction, hello
 """

@@ -4,6 +4,7 @@ protocol's stdin, one reply line each on its stdout. Under torchrun process
 gathers their results."""
 import json
 
+from r3runtime import profile
 from r3runtime.capture_engine import GapDuringRun, case_result
 from r3runtime.errors import Fatal, exc_text, gap_fatal
 from r3runtime.rows import Case
@@ -88,6 +89,8 @@ class Adapter:
                 return {"type": "__eof__"}
             if line.strip():
                 break
+        if profile.ON:
+            profile.request_read()
         try:
             req = json.loads(line)
         except ValueError as e:
@@ -126,6 +129,8 @@ class Adapter:
             if kind == "hello":
                 if self.is_root():
                     self.send(self.hello)
+                if profile.ON:
+                    profile.hello_sent()
                 continue
             try:
                 reply = self.handle_run(req)
@@ -135,3 +140,5 @@ class Adapter:
                 raise
             if self.is_root():
                 self.send(reply)
+                if profile.ON:
+                    profile.reply_sent()

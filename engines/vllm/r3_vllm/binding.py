@@ -8,6 +8,7 @@ import pathlib
 import tempfile
 import traceback
 
+from r3runtime import profile
 from r3runtime.errors import Fatal, exc_text, gap_fatal, gap_in
 from r3runtime.rank import CUR
 from r3runtime.rows import Case
@@ -47,6 +48,8 @@ class VllmBinding:
         self.replay = None
         self.configs = {}  # id(capturer) -> its VllmConfig stand-in
         self.prefixes = []
+        if profile.ON:  # R3_ADAPTER_PROFILE=1: time the calls into vLLM's code
+            self.capture = self._capture_profiled
 
     def set_device(self, device):
         self.device = device
@@ -71,7 +74,10 @@ class VllmBinding:
         self.prefixes.append(instance_id.rsplit("_", 1)[0])
         cfg = standins.make_config(case.M, case.E, case.nl, case.D, case.T, d, t, case.ep, instance_id)
         CUR.config = cfg
-        cap = self.iface.construct(case.M, cfg)
+        if profile.ON:
+            cap = profile.engine_call(self.iface.construct, case.M, cfg)
+        else:
+            cap = self.iface.construct(case.M, cfg)
         self.configs[id(cap)] = cfg
         return cap
 
@@ -81,6 +87,10 @@ class VllmBinding:
     def capture(self, cap, case, d, t, topk_ids):
         CUR.config = self.configs.get(id(cap))
         cap.capture(case.layer, topk_ids)
+
+    def _capture_profiled(self, cap, case, d, t, topk_ids):
+        CUR.config = self.configs.get(id(cap))
+        profile.engine_call(cap.capture, case.layer, topk_ids)
 
     def cleanup(self, cap):
         self.configs.pop(id(cap), None)

@@ -21,6 +21,7 @@ import collections
 
 import torch
 
+from r3runtime import profile
 from r3runtime.capture_engine import ReplayResult
 from r3runtime.errors import Fatal, StandInGap, gap_in, one_line
 from r3_vllm.standins import make_moe_config
@@ -92,7 +93,12 @@ class ReplaySizing:
         if self.kind == "monolithic":
             obj = object.__new__(self.cls)
             obj.moe_config = cfg
-            obj.set_capture_fn(capture_fn)
+            if profile.ON:
+                profile.engine_call(obj.set_capture_fn, capture_fn)
+            else:
+                obj.set_capture_fn(capture_fn)
+        elif profile.ON:
+            obj = profile.engine_call(self.cls, cfg, capture_fn)
         else:
             obj = self.cls(cfg, capture_fn)
         hit = (obj, box)
@@ -129,7 +135,8 @@ class ReplaySizing:
         rows = int(buf.shape[0])
         if self.kind == "monolithic":
             try:
-                out = obj._maybe_make_routing_replay_buffer(n, x.device)
+                make = obj._maybe_make_routing_replay_buffer
+                out = profile.engine_call(make, n, x.device) if profile.ON else make(n, x.device)
             except Exception as ex:
                 if gap_in(ex) is not None:
                     raise
@@ -143,14 +150,17 @@ class ReplaySizing:
             out[:n] = x.to(out.dtype)  # the stand-in kernel writes its routing_replay_out
             dispatch = getattr(obj, "_maybe_dispatch_routing_replay", None)
             if callable(dispatch):
-                dispatch(out, n)
+                if profile.ON:
+                    profile.engine_call(dispatch, out, n)
+                else:
+                    dispatch(out, n)
             else:
                 deliver(out[:n])
             return ReplayResult(rows, None, n)
         out_fn = getattr(obj, "out", None)
         if callable(out_fn):  # sinks with their own check: out(n) gives the kernel's routing_replay_out
             try:
-                piece = out_fn(n)
+                piece = profile.engine_call(out_fn, n) if profile.ON else out_fn(n)
             except Exception as ex:
                 if gap_in(ex) is not None:
                     raise
@@ -162,7 +172,10 @@ class ReplaySizing:
         piece[:s] = x[:s].to(piece.dtype)  # the stand-in kernel writes what fits of its rows
         hand_off = getattr(obj, "capture", None)
         if callable(hand_off):
-            hand_off(n)
+            if profile.ON:
+                profile.engine_call(hand_off, n)
+            else:
+                hand_off(n)
         else:
             obj.capture_fn(piece[:n])
         return ReplayResult(rows, None, s)
