@@ -15,8 +15,13 @@ PROTOCOL = 1
 def dumps(obj):
     """One protocol line: valid UTF-8 JSON whatever text the engine raised
     (a lone surrogate in an exception message becomes U+FFFD)."""
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    text = _encode(obj)
+    if text.isascii():  # no surrogate to replace
+        return text + "\n"
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace") + "\n"
+
+
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 class Adapter:

@@ -11,6 +11,11 @@ import os
 
 import torch
 
+try:
+    import numpy as _np
+except Exception:  # the fast clean-buffer check falls back to torch
+    _np = None
+
 from r3runtime.errors import Fatal, exc_text
 from r3runtime.rank import RankAbort
 
@@ -37,8 +42,14 @@ def init_dtype_tables():
             NEEDS_WIDEN.add(getattr(torch, n))
 
 
+_DTYPE_NAMES = {}
+
+
 def dtype_name(dt):
-    return str(dt).replace("torch.", "")
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = str(dt).replace("torch.", "")
+    return name
 
 
 def base_for(dt):
@@ -83,6 +94,19 @@ class _Tables:
                 t = _digits(torch.arange(size, dtype=torch.int64), B).to(device)
             self.tables[key] = t
         return t
+
+    def np_words(self, B, device, rows, dtype):
+        """The CPU table narrowed to dtype as numpy uint64 words, (values,
+        words per row), or None where its rows are not whole words."""
+        key = ("words", B, device, dtype)
+        w = self.tables.get(key)
+        if w is None or w.shape[0] < rows:
+            t = self.get(B, device, rows, dtype)
+            if _np is None or (t.shape[1] * t.element_size()) % 8 != 0 or dtype is torch.bool:
+                return None
+            w = t.view(torch.int64).numpy().view(_np.uint64)
+            self.tables[key] = w  # the array holds its tensor
+        return w
 
 
 TABLES = _Tables()
@@ -133,30 +157,34 @@ class Case:
         self.total = self.offs[-1]
         self.pad_v = self.total + 1
         self.runs = []
+        self.run_rows = []  # rows of each rank's run list
         for r, rank in enumerate(ranks):
             d, t = divmod(r, self.T)
             try:
                 if int(rank["dp"]) != d or int(rank["tp"]) != t:
                     raise Fatal(f"{where}: ranks[{r}] is (dp {rank['dp']}, tp {rank['tp']}), expected (dp {d}, tp {t})")
-                self.runs.append(self._parse_runs(rank["rows"], where + f" rank (dp {d}, tp {t})"))
+                runs = self._parse_runs(rank["rows"], where, d, t)
+                self.runs.append(runs)
+                self.run_rows.append(sum(c for _, _, c in runs))
             except (KeyError, TypeError, ValueError) as e:
                 raise Fatal(f"{where}: ranks[{r}] malformed ({exc_text(e)})")
         self.engine_state = {}  # what an engine's stand-ins derive from the case, once
         self._encoded = {}
         self._cum_ends = None
 
-    def _parse_runs(self, rows, where):
+    def _parse_runs(self, rows, case_where, d, t):
         out = []
+        D, N = self.D, self.N
         for run in rows:
             if "pad" in run:
                 c = int(run["pad"])
                 if c < 0:
-                    raise Fatal(f"{where}: negative pad count")
+                    raise Fatal(f"{case_where} rank (dp {d}, tp {t}): negative pad count")
                 out.append((-1, 0, c))
             else:
                 dp, frm, c = int(run["dp"]), int(run["from"]), int(run["count"])
-                if not 0 <= dp < self.D or frm < 0 or c < 0 or frm + c > self.N[dp]:
-                    raise Fatal(f"{where}: run dp{dp}[{frm}..{frm + c}) is outside N[{dp}]")
+                if not 0 <= dp < D or frm < 0 or c < 0 or frm + c > N[dp]:
+                    raise Fatal(f"{case_where} rank (dp {d}, tp {t}): run dp{dp}[{frm}..{frm + c}) is outside N[{dp}]")
                 out.append((dp, frm, c))
         return tuple(out)
 
@@ -386,6 +414,60 @@ def decode(buf, case, candidates, B=None):
         v = v[~bad]
     v = v.cpu()
     return _runs_from_values(v, case), stray, undecodable
+
+
+class WordView:
+    """A contiguous CPU capturer buffer as numpy uint64 words, (rows, layers,
+    words per row), sharing its memory, for take_expected(); words_of()
+    gives None for a buffer it cannot take (or without numpy)."""
+
+    __slots__ = ("buf", "words", "flat")
+
+    def __init__(self, buf, words):
+        self.buf = buf
+        self.words = words
+        self.flat = words.reshape(-1)
+
+    def all_zero(self):
+        return self.flat.size == 0 or int(self.flat.max()) == 0
+
+
+def words_of(buf):
+    if (_np is None or SLOW or buf.dim() != 3 or buf.dtype.is_floating_point or buf.dtype is torch.bool
+            or buf.device.type != "cpu" or not buf.is_contiguous() or (buf.shape[2] * buf.element_size()) % 8 != 0
+            or buf.requires_grad):
+        return None
+    try:
+        return WordView(buf, buf.view(torch.int64).numpy().view(_np.uint64))
+    except Exception:
+        return None
+
+
+def take_expected(view, case, B, first, p):
+    """The fast path of decode() + clearing, for the rows a correct capture
+    writes. view: words_of(buf). When the checked layer's first p rows are
+    the encodings of the values first .. first+p-1 and every other value of
+    the buffer is 0, zeroes those rows and returns their run list, exactly
+    what decode() returns then (no stray, nothing undecodable) and what the
+    caller would clear. Otherwise leaves the buffer as it was and returns
+    None (then decode()). Off under R3_ADAPTER_SLOW."""
+    buf = view.buf
+    if case.pad_v >= TABLE_ROWS or p < 0 or p > buf.shape[0] or case.layer >= buf.shape[1]:
+        return None
+    if p == 0:
+        return [] if view.all_zero() else None
+    if first < 1 or first + p - 1 > case.total:
+        return None
+    tw = TABLES.np_words(B, buf.device, case.pad_v + 1, buf.dtype)
+    if tw is None:
+        return None
+    rows = view.words[:p, case.layer]
+    want = tw[first: first + p]
+    _np.bitwise_xor(rows, want, out=rows)  # 0 where the rows are the expected ones
+    if view.all_zero():
+        return _token_range_runs(case, first, p)
+    _np.bitwise_xor(rows, want, out=rows)  # back as they were: decode() looks at all of it
+    return None
 
 
 def _token_range_runs(case, first, count):

@@ -147,7 +147,11 @@ class ReplaySizing:
                 return ReplayResult(rows, (type(ex).__name__, one_line(ex)), None)
             if out is None:
                 raise Fatal(f"{self.interface}: returned no buffer although a capture fn is set")
-            out[:n] = x.to(out.dtype)  # the stand-in kernel writes its routing_replay_out
+            dst = out[:n]
+            if dst.shape == x.shape:
+                dst.copy_(x)  # the stand-in kernel writes its routing_replay_out (the cast .to() makes)
+            else:
+                out[:n] = x.to(out.dtype)  # (and whatever error a shape mismatch gives)
             dispatch = getattr(obj, "_maybe_dispatch_routing_replay", None)
             if callable(dispatch):
                 if profile.ON:
