@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
 
 from r3runtime import hygiene
@@ -44,6 +45,9 @@ def run(name, load_binding, stdio, adapter_dirs=(), argv=None):
     binding = None
     engine = None
     rc = 1
+    # r3check stops a hung adapter with SIGTERM: unwind, so that the engine's
+    # shared memory and lock files are removed (binding.close()).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     torchrun = int(os.environ.get("WORLD_SIZE", "1")) > 1 or "RANK" in os.environ
     try:
         try:

@@ -18,7 +18,10 @@ _PARAM_VALUES = {
     "max_num_batched_tokens": lambda M, cfg: M,
     "max_num_tokens": lambda M, cfg: M,
     "max_tokens": lambda M, cfg: M,
-    "max_num_kv_tokens": lambda M, cfg: M,
+    # Sizes only the host-side shared-memory copy, which capture() never
+    # writes: kept small, so that a pre-#50874 capturer per rank and shape
+    # does not pin max_num_batched_tokens rows of shared memory each.
+    "max_num_kv_tokens": lambda M, cfg: min(M, 64),
     "vllm_config": lambda M, cfg: cfg,
     "config": lambda M, cfg: cfg,
     "model_config": lambda M, cfg: cfg.model_config,
