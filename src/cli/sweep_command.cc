@@ -57,7 +57,9 @@ std::string RowLine(const Row& row) {
   std::string line = Describe(*row.version) + "  " + WordText(v.word);
   if (!row.same_as.empty()) line += "  same as " + row.same_as;
   if (v.word == VersionVerdict::Word::kError) {
-    line += "  " + v.error;
+    // Its first line (the engine layer may add a second, replay hints):
+    // --json has all of it.
+    line += "  " + v.error.substr(0, v.error.find('\n'));
   } else if (v.word == VersionVerdict::Word::kFail) {
     line += "  " + std::to_string(v.failing) + "/" + std::to_string(v.cases) + " cases";
     if (!v.invariants.empty()) line += "  " + InvariantNames(v.invariants);

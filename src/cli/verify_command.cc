@@ -15,7 +15,9 @@
 #include "cli/commands.h"
 #include "cli/data_dirs.h"
 #include "cli/gpu_flags.h"
+#include "cli/number_flags.h"
 #include "cli/sut_flags.h"
+#include "cli/verify_cases.h"
 #include "r3/case/case_format.h"
 #include "r3/check/report.h"
 #include "r3/check/run_case.h"
@@ -51,20 +53,6 @@ struct Tally {
   }
 };
 
-// How a generated case is named everywhere (the report, --junit, --replay).
-std::string GeneratedName(int64_t index, uint64_t seed) {
-  return "generated case " + std::to_string(index) + " (seed " + std::to_string(seed) + ")";
-}
-
-// The whole of `text` as a number of type T; false for anything else (a
-// sign on an unsigned, a trailing character, out of range).
-template <typename T>
-bool ParseWhole(std::string_view text, T* value) {
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, *value);
-  return !text.empty() && error == std::errc() && stop == end;
-}
-
 class Verifier {
  public:
   Verifier(const VerifyArgs& args, sut::SutOptions options)
@@ -74,32 +62,15 @@ class Verifier {
 
   int Run() {
     if (!args_.replay.empty()) return Replay();
-    const std::string corpus = args_.corpus.empty() ? DefaultCorpusDir() : args_.corpus;
-    // A mistyped folder would otherwise verify nothing but generated cases
-    // and still say OK.
+    const std::string corpus = ResolveVerifyCorpus(args_.corpus);
     std::error_code ec;
-    const std::string setting = args_.corpus.empty() ? "R3CHECK_CORPUS" : "--corpus";
-    if (!std::filesystem::is_directory(corpus, ec)) {
-      throw UsageError(setting + ": no such folder: " + corpus);
-    }
-    // A folder that is no corpus (a wrong path) would verify no file.
-    bool any = false;
-    for (const char* sub : {"/regressions", "/seeds", "/findings"}) {
-      any = any || std::filesystem::is_directory(corpus + sub, ec);
-    }
-    if (!any) {
-      throw UsageError(setting + ": " + corpus +
-                       " is not a corpus (it has no regressions/, seeds/ or findings/ folder)");
-    }
     // Everything it reads is claimed before anything is written: no output
     // (--junit, --save-failures) may be a corpus file or folder.
-    const std::vector<std::string> regressions = ListCorpusFolder(corpus + "/regressions");
-    const std::vector<std::string> seeds = ListCorpusFolder(corpus + "/seeds");
-    const std::vector<std::string> findings = ListCorpusFolder(corpus + "/findings");
+    const CorpusFiles files = ListVerifyCorpus(corpus);
     ClaimInputFolder(corpus);
     for (const char* sub : {"/regressions", "/seeds", "/findings"}) ClaimInputFolder(corpus + sub);
-    for (const auto* files : {&regressions, &seeds, &findings}) {
-      for (const std::string& path : *files) ClaimInput(path);
+    for (const auto* list : {&files.regressions, &files.seeds, &files.findings}) {
+      for (const std::string& path : *list) ClaimInput(path);
     }
     if (!args_.save_failures.empty()) {
       std::filesystem::create_directories(args_.save_failures, ec);
@@ -112,11 +83,7 @@ class Verifier {
            << (gpu_ ? ", on the GPU path" : "") << "\n"
            << "corpus " << corpus << ", " << args_.cases << " generated cases, seed "
            << args_.seed << "\n\n";
-    // Regressions run first: they are the cases that failed before.
-    RunFiles("regressions", regressions, /*expect_finding=*/false);
-    RunFiles("seeds", seeds, /*expect_finding=*/false);
-    RunFiles("findings", findings, /*expect_finding=*/true);
-    RunGenerated();
+    RunAll(files);
     PrintSummary();
     if (!args_.junit.empty()) WriteJunit(args_.junit, "r3check-verify", records_);
     if (args_.json) PrintJson();
@@ -206,15 +173,16 @@ class Verifier {
     const bool keep = args_.json || !args_.junit.empty();
     CaseRecord record;
     if (keep) record = MakeRecord(source, label, c, result, options_, /*listed=*/false);
-    if (!result.PassesOrKnown()) {
+    const CaseOutcome outcome = Classify(result, expect_finding);
+    if (outcome == CaseOutcome::kFail) {
       ++tally.fail;
       ++failures_;
       text() << check::VerdictText(source, result, options_) << gpu_line << "--- case ---\n"
              << PrintCase(c) << "------------\n";
       if (index >= 0 && !args_.save_failures.empty()) SaveFailure(index, c, result);
-    } else if (!result.verdict.ok()) {
+    } else if (outcome == CaseOutcome::kKnown) {
       ++tally.known;
-    } else if (expect_finding) {
+    } else if (outcome == CaseOutcome::kFindingGone) {
       // A pinned finding that no longer fails: vLLM's behaviour changed.
       ++tally.fail;
       ++failures_;
@@ -245,35 +213,23 @@ class Verifier {
     }
   }
 
-  void RunFiles(const std::string& label, const std::vector<std::string>& files,
-                bool expect_finding) {
-    tallies_[label];
-    order_.push_back(label);
-    std::vector<Case> cases;
-    for (const std::string& path : files) cases.push_back(LoadCaseFile(path));
-    JudgeAll(files, label, cases, expect_finding);
-  }
-
-  void RunGenerated() {
-    order_.push_back("generated");
-    tallies_["generated"];
-    sample::CaseSampler sampler(args_.seed);
-    const auto start = std::chrono::steady_clock::now();
+  // verify's cases in verify's order (cli/verify_cases.h): the corpus
+  // folders, regressions first, then the generated cases.
+  void RunAll(const CorpusFiles& files) {
+    for (const std::string& label : VerifyLabels()) {
+      order_.push_back(label);
+      tallies_[label];
+    }
+    auto start = std::chrono::steady_clock::now();
     auto last_report = start;
     // The GPU path pays per batch (a wait, a dozen launches): it gets bigger
     // batches. Results come back in case order either way.
-    const int64_t batch = gpu_ ? 4096 : 256;
-    for (int64_t i = 0; i < args_.cases; i += batch) {
-      const int64_t count = std::min(batch, args_.cases - i);
-      std::vector<Case> cases;
-      std::vector<std::string> sources;
-      for (int64_t k = 0; k < count; ++k) {
-        cases.push_back(sampler.Next());
-        sources.push_back(GeneratedName(i + k, args_.seed));
-      }
-      JudgeAll(sources, "generated", cases, /*expect_finding=*/false, /*first_index=*/i);
+    ForEachVerifyBatch(files, args_.cases, args_.seed, gpu_ ? 4096 : 256, [&](const CaseBatch& b) {
+      if (b.first_index == 0) start = last_report = std::chrono::steady_clock::now();
+      JudgeAll(b.sources, b.label, b.cases, b.expect_finding, b.first_index);
+      if (b.first_index < 0) return;
       const auto now = std::chrono::steady_clock::now();
-      const int64_t done = i + count;
+      const int64_t done = b.first_index + static_cast<int64_t>(b.cases.size());
       // Progress when stderr is a terminal (or with --progress): a CI log
       // stays free of it unless asked.
       if (progress_ && now - last_report >= std::chrono::seconds(2) && done < args_.cases) {
@@ -285,7 +241,7 @@ class Verifier {
                      static_cast<long long>(failures_));
         last_report = now;
       }
-    }
+    });
     if (progress_ && args_.cases > 0) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::fprintf(stderr, "verify: %lld generated cases in %.1f s, %.0f cases/s, %lld failing\n",
@@ -337,18 +293,6 @@ class Verifier {
   std::map<std::string, int64_t> finding_counts_;
   int64_t failures_ = 0;
 };
-
-// CLI11 alone wraps "-3" to 2^64 - 3 and clamps 2^64 to 2^64 - 1 for an
-// unsigned option: a mistyped seed would silently verify other cases.
-CLI::Validator Unsigned64() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        uint64_t value = 0;
-        return ParseWhole(text, &value) ? ""
-                                        : "must be an integer in [0, 2^64 - 1], not '" + text + "'";
-      },
-      "UINT64");
-}
 
 }  // namespace
 

@@ -87,6 +87,11 @@ class FolderSweep(unittest.TestCase):
             path = os.path.join(cls.dir, name)
             shutil.copy(fixture(fix), path)
             cls.files[fix if 'again' not in name else 'again'] = path
+        # A corpus whose first failing case is no minimal one.
+        cls.corpus = os.path.join(cls.tmp, 'corpus')
+        os.makedirs(os.path.join(cls.corpus, 'seeds'))
+        for seed in ['dp1-tp1-graph.r3case', 'tp2-dp2-eager.r3case']:
+            shutil.copy(os.path.join(ROOT, 'corpus', 'seeds', seed), os.path.join(cls.corpus, 'seeds'))
         # Not a version: only *.py files are.
         with open(os.path.join(cls.dir, 'notes.txt'), 'w') as f:
             f.write('not a capturer\n')
@@ -171,7 +176,8 @@ class FolderSweep(unittest.TestCase):
         self.assertNotIn('sweep: 1/', self.err)
 
     def test_json(self):
-        args = ['--json', self.files['post50874'], self.files['pre50874'], self.files['again']]
+        args = ['--json', '--corpus', self.corpus, self.files['post50874'], self.files['pre50874'],
+                self.files['again']]
         rc, out, err = sweep(*args)
         self.assertEqual(rc, 1, err)
         doc = json.loads(out)
@@ -182,7 +188,18 @@ class FolderSweep(unittest.TestCase):
         self.assertEqual([x['verdict'] for x in v], ['PASS', 'FAIL', 'PASS'])
         self.assertEqual(v[1]['failing_invariants'], ['rows-exact', 'concat-global'])
         self.assertEqual(v[2]['same_as'], self.files['post50874'])
-        self.assertIsNotNone(v[1]['minimized_case'])
+        # The one-line case is the minimizer's answer for the first failure.
+        first = v[1]['first_failure']
+        self.assertEqual(first, os.path.join(self.corpus, 'seeds', 'tp2-dp2-eager.r3case'))
+        p = subprocess.run([BIN, 'minimize', '--sut', 'vllm:' + self.files['pre50874'], first],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [l for l in p.stdout.splitlines() if l and not l.startswith('#')]
+        self.assertEqual(lines[0], 'r3case 1')
+        self.assertEqual(v[1]['minimized_case'], '; '.join(lines[1:]))
+        with open(first) as fh:
+            original = [l for l in fh.read().splitlines() if l and not l.startswith('#')]
+        self.assertNotEqual(v[1]['minimized_case'], '; '.join(original[1:]))
         self.assertEqual(doc['summary'], {'versions': 3, 'judged': 2, 'pass': 2, 'fail': 1,
                                           'error': 0})
         rc2, out2, _ = sweep(*args)

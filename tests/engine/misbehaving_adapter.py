@@ -4,6 +4,14 @@
 (Mode two-processes behaves, and claims a torchrun world of 2 processes with
 real TP collectives for cases of TP <= 2; it captures nothing.)
 
+The sizing modes load "sizing code" (the hello's optional "sizing") and
+capture every rank's own rows correctly, so that only the replay buffer
+decides the verdict: sizing-fits reports a buffer of 2^20 rows per rank;
+sizing-raises vLLM's pre-#50874 buffer of M rows and its ValueError when the
+kernel gets more; sink-short the sink era's M rows handed to the kernel as a
+silently short slice; sizing-undeclared reports rows with no sizing in its
+hello; sizing-missing loads sizing code and reports no rows.
+
 r3check must turn each misbehaviour into a one-line error and exit 2, never
 a verdict. Plain Python, no torch: the engine tests drive it as exec:CMD.
 """
@@ -19,12 +27,46 @@ def send(obj):
     sys.stdout.flush()
 
 
+SIZING = MODE.startswith("sizing-") or MODE == "sink-short"
+
+
 def hello():
-    send({"type": "hello", "protocol": 2 if MODE == "wrong-protocol" else 1,
-          "engine": "fake", "source": "/dev/null", "sha256": "0" * 64,
-          "engine_version": "test", "interface": "none", "device": "cpu",
-          "world_size": 2 if MODE == "two-processes" else 1,
-          "backend": "gloo" if MODE == "two-processes" else "none"})
+    msg = {"type": "hello", "protocol": 2 if MODE == "wrong-protocol" else 1,
+           "engine": "fake", "source": "/dev/null", "sha256": "0" * 64,
+           "engine_version": "test", "interface": "none", "device": "cpu",
+           "world_size": 2 if MODE == "two-processes" else 1,
+           "backend": "gloo" if MODE == "two-processes" else "none"}
+    if SIZING and MODE != "sizing-undeclared":
+        sink = MODE == "sink-short"
+        msg["sizing"] = {
+            "source": "/fake/routed_experts_capturer.py" if sink else "/fake/modular_kernel.py",
+            "sha256": "0123456789abcdef" * 4, "kind": "sink" if sink else "monolithic",
+            "interface": "RoutedExpertsSink(moe_config, capture_fn)" if sink
+            else "FusedMoEExpertsMonolithic.set_capture_fn(fn)"}
+    send(msg)
+
+
+def sized_rank(case, rank):
+    """A correct capture (the rank's own rows), and the mode's replay buffer."""
+    out = good_rank(rank)
+    tokens = case["num_tokens_across_dp"][rank["dp"]]
+    out["captured"] = [{"dp": rank["dp"], "from": 0, "count": tokens}] if tokens else []
+    n, m = out["n"], case["max_num_batched_tokens"]
+    if MODE == "sizing-missing":
+        return out
+    if MODE == "sizing-fits":
+        out["replay_rows"] = 1 << 20
+    elif MODE in ("sizing-raises", "sizing-undeclared"):
+        out["replay_rows"] = m
+        if n > m:
+            out["replay_error"] = {
+                "type": "ValueError",
+                "message": "Routing replay buffer was initialized for %d tokens on cpu, but the "
+                           "kernel received %d tokens on cpu." % (m, n)}
+    elif MODE == "sink-short":
+        out["replay_rows"] = m
+        out["kernel_slice_rows"] = min(n, m)
+    return out
 
 
 def good_rank(rank):
@@ -36,7 +78,7 @@ def good_rank(rank):
 def reply(request):
     cases = []
     for case in request["cases"]:
-        ranks = [good_rank(r) for r in case["ranks"]]
+        ranks = [sized_rank(case, r) if SIZING else good_rank(r) for r in case["ranks"]]
         if MODE == "wrong-ranks":
             ranks = ranks[:-1]
         if MODE == "bad-owner":
@@ -72,6 +114,17 @@ for line in sys.stdin:
         sys.exit(1)
     elif MODE == "hang-on-run":
         time.sleep(60)
+    elif MODE == "input-on-run":
+        # Engine code that stops in breakpoint() or input(): it reads the
+        # protocol's stdin, where no more lines come.
+        sys.stdin.readline()
+    elif MODE == "huge-line":
+        sys.stdout.write("x" * (5 << 20) + "\n")
+        sys.stdout.flush()
+        time.sleep(60)
+    elif MODE == "endless-line":
+        while True:
+            sys.stdout.write("\0" * 65536)
     elif MODE == "garbage-on-run":
         print("{not json")
         sys.stdout.flush()
