@@ -1,4 +1,4 @@
-// SHA-256 (FIPS 180-4) of a byte string, for naming what a sweep judged.
+// SHA-256 of a byte string (OpenSSL libcrypto), for naming what a sweep judged.
 #ifndef R3_CLI_SHA256_H_
 #define R3_CLI_SHA256_H_
 
