@@ -3,6 +3,7 @@
 
 #include "cli/case_input.h"
 #include "cli/commands.h"
+#include "cli/gpu_flags.h"
 #include "cli/output_file.h"
 #include "cli/sut_flags.h"
 #include "r3/check/layout_svg.h"
@@ -20,6 +21,7 @@ struct ExplainArgs {
 };
 
 void RunExplain(const ExplainArgs& args, int* exit_code) {
+  RejectGpuOnlyMutants(/*gpu_path=*/false, args.flags);
   const Case c = ReadCaseArg(args.path);
   const sut::SutOptions options = args.flags.Resolve();
   const check::CaseResult result = check::RunCase(c, options);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/sut_flags.h"
+#include "r3/sut/mutants.h"
 
 #ifdef R3CHECK_HAVE_GPU
 #include "r3/gpu/gpu.h"
@@ -21,7 +22,19 @@ void GpuFlags::AddTo(CLI::App& app) {
       ->needs(on);
 }
 
+void RejectGpuOnlyMutants(bool gpu_path, const SutFlags& flags) {
+  if (gpu_path) return;
+  for (const std::string& name : flags.mutants) {
+    const auto m = sut::FindMutant(name);
+    if (m && sut::GetMutantInfo(*m).gpu_only) {
+      throw UsageError("--mutant " + name + ": lives in the GPU capture path, which only check "
+                       "--gpu and verify --gpu run; here it would change nothing");
+    }
+  }
+}
+
 void RejectGpuWithEngine(const GpuFlags& gpu, const SutFlags& flags) {
+  RejectGpuOnlyMutants(gpu.gpu, flags);
   if (gpu.gpu && flags.IsEngine()) {
     throw UsageError("--gpu: runs the built-in SUT's capture on the GPU; to run an engine's own "
                      "code on GPUs use --engine-launch torchrun --engine-device cuda");

@@ -45,8 +45,13 @@ class GpuChecker {
   std::unique_ptr<Impl> impl_;
 };
 
+// A gpu-* mutant lives in the GPU data movement: off the GPU path (no --gpu,
+// or a command without it) it would change nothing, so it is a UsageError.
+void RejectGpuOnlyMutants(bool gpu_path, const SutFlags& flags);
+
 // --gpu runs the built-in SUT's capture on the GPU; an engine SUT runs its own
-// code, on GPUs through --engine-launch torchrun. Throws UsageError for both.
+// code, on GPUs through --engine-launch torchrun. Throws UsageError for both,
+// and RejectGpuOnlyMutants's.
 void RejectGpuWithEngine(const GpuFlags& gpu, const SutFlags& flags);
 
 // Judges every case: on the GPU path when `gpu` is set (its one-line account

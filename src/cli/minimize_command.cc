@@ -12,6 +12,7 @@
 #include "cli/case_input.h"
 #include "cli/commands.h"
 #include "cli/data_dirs.h"
+#include "cli/gpu_flags.h"
 #include "cli/output_guard.h"
 #include "cli/sut_flags.h"
 #include "r3/check/report.h"
@@ -19,6 +20,8 @@
 
 namespace r3::cli {
 namespace {
+
+constexpr int64_t kMaxBudgetMs = 86'400'000;
 
 struct MinimizeArgs {
   std::string path;
@@ -68,6 +71,11 @@ void Save(const std::string& name, const std::string& text) {
 
 void RunMinimize(const MinimizeArgs& args, int* exit_code) {
   // The case first: a bad file is exit 2 before any engine starts.
+  RejectGpuOnlyMutants(/*gpu_path=*/false, args.flags);
+  // A bigger budget overflows the deadline: "budget exhausted" at once.
+  if (args.budget_ms > kMaxBudgetMs) {
+    throw UsageError("--budget-ms: must be at most " + std::to_string(kMaxBudgetMs) + " (a day)");
+  }
   const Case c = ReadCaseArg(args.path);
   minimize::MinimizeOptions options;
   options.sut = args.flags.Resolve();

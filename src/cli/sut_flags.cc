@@ -1,11 +1,29 @@
 #include "cli/sut_flags.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "cli/data_dirs.h"
 #include "r3/engine/engine_sut.h"
 
 namespace r3::cli {
+
+namespace {
+
+// CLI::Range lets NaN through (every comparison with it is false).
+CLI::Validator FiniteSeconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        return std::isnan(value) ? "must be a number of seconds in [0.001, 86400], not '" + text + "'"
+                                 : "";
+      },
+      "");
+}
+
+}  // namespace
 
 void SutFlags::AddTo(CLI::App& app) {
   app.add_option("--sut", sut,
@@ -32,6 +50,7 @@ void SutFlags::AddTo(CLI::App& app) {
   app.add_option("--engine-timeout", engine_timeout_s,
                  "seconds the adapter may take per request before it counts as hung (default " +
                      std::to_string(static_cast<int>(kDefaultEngineTimeoutS)) + ")")
+      ->check(FiniteSeconds())
       ->check(CLI::Range(0.001, 86400.0));
 }
 

@@ -12,6 +12,7 @@
 #include "cli/ci_report.h"
 #include "cli/output_file.h"
 #include "cli/output_guard.h"
+#include "cli/replay_hint.h"
 #include "cli/commands.h"
 #include "cli/data_dirs.h"
 #include "cli/gpu_flags.h"
@@ -134,8 +135,8 @@ class Verifier {
     WriteOutputFile("--save-failures", path,
                     headline.substr(0, headline.find('\n')) + "\n# " +
                         GeneratedName(index, args_.seed) + "; again: r3check verify --replay " +
-                        std::to_string(args_.seed) + ":" + std::to_string(index) + "\n" +
-                        PrintCase(c));
+                        std::to_string(args_.seed) + ":" + std::to_string(index) +
+                        VerdictFlags(args_.flags, args_.gpu) + "\n" + PrintCase(c));
   }
 
   void PrintJson() const {

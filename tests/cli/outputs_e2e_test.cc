@@ -200,4 +200,55 @@ TEST(OutputsE2eTest, AWriteThatFailsMidFileLeavesNoPartOfIt) {
   EXPECT_EQ(files, 1) << "no temporary file beside it";
 }
 
+// --- flags that would change nothing are usage errors ----------------------
+
+TEST(OutputsE2eTest, AGpuOnlyMutantOffTheGpuPathIsAUsageError) {
+  // The host SUT ignores it: the run would say PASS for what it never ran.
+  for (const std::string args : {"check --mutant gpu-tail-rows seeds/" + kEager,
+                                 std::string("verify --cases 1 --mutant gpu-layer-stride"),
+                                 "explain --mutant gpu-vec-groups seeds/" + kEager,
+                                 "minimize --mutant gpu-gather-reversed seeds/" + kEager}) {
+    const Result r = R3check(args);
+    EXPECT_EQ(r.status, 2) << args << r.out;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(Lines(r.err), 1) << args << r.err;
+    EXPECT_TRUE(Has(r.err, ": lives in the GPU capture path")) << args << r.err;
+  }
+}
+
+TEST(OutputsE2eTest, ANotANumberEngineTimeoutIsAUsageError) {
+  const Result r = R3check("check --sut exec:true --engine-timeout nan seeds/" + kEager);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --engine-timeout: must be a number of seconds in [0.001, 86400], not 'nan'\n");
+}
+
+TEST(OutputsE2eTest, AMinimizeBudgetPastADayIsAUsageError) {
+  // 9.2e12 ms used to overflow the deadline: "budget exhausted" in 0 steps, exit 0.
+  for (const std::string budget : {"9200000000000", "86400001"}) {
+    const Result r = R3check("minimize --mutant no-sp-trim --budget-ms " + budget + " seeds/" + kEager);
+    EXPECT_EQ(r.status, 2) << budget << r.out;
+    EXPECT_EQ(r.err, "r3check: --budget-ms: must be at most 86400000 (a day)\n") << budget;
+  }
+}
+
+// --- every replay hint reproduces the exact run -----------------------------
+
+TEST(OutputsE2eTest, TheSavedReplayHintCarriesEveryFlagThatShapesTheVerdict) {
+  const Scratch s("replay-hint");
+  const Result r = R3check("verify --cases 200 --mutant no-sp-trim --policy legacy --save-failures " +
+                           s.Path("saved"));
+  ASSERT_EQ(r.status, 1) << r.err;
+  std::string saved;
+  for (const auto& e : std::filesystem::directory_iterator(s.Path("saved"))) saved = e.path().string();
+  ASSERT_FALSE(saved.empty());
+  const std::string text = Slurp(saved);
+  const size_t at = text.find("again: r3check ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string hint = text.substr(at + 15, text.find('\n', at) - at - 15);
+  EXPECT_TRUE(Has(hint, "--mutant no-sp-trim --policy legacy")) << hint;
+  const Result again = R3check(hint);  // as a user would paste it
+  EXPECT_EQ(again.status, 1) << hint << again.out;
+  EXPECT_TRUE(Has(again.out, ": FAIL")) << again.out;
+}
+
 }  // namespace
