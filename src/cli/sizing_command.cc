@@ -1,5 +1,7 @@
 #include <iostream>
+#include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "cli/case_input.h"
 #include "cli/commands.h"
@@ -15,15 +17,60 @@ struct SizingArgs {
   std::string path;
   bool json = false;
   std::string svg;
-  std::vector<std::string> mutants;
+  SutFlags flags;  // --mutant, and --sut with the engine flags
+  CLI::Option* policy = nullptr;
+  CLI::Option* sut = nullptr;
 };
 
+// The case once through an engine that loaded its own sizing code: the rows
+// each rank's buffer got, and what the step did with them.
+check::EngineSizing EngineSizingOf(const Case& c, const sut::SutOptions& options,
+                                   const std::string& sut) {
+  const std::string label = options.external->SizingLabel();
+  if (label.empty()) {
+    throw UsageError("sizing --sut " + sut +
+                     ": the engine loaded no sizing code (its hello has no \"sizing\"); give the "
+                     "file with --engine-sizing FILE (modular_kernel.py or the RoutedExpertsSink "
+                     "file), or a vLLM checkout as vllm:PATH");
+  }
+  const sut::Observation obs = sut::RunSut(c, options);
+  check::EngineSizing e;
+  e.label = label;
+  bool reported = false;
+  for (const sut::RankObservation& r : obs.ranks) {
+    if (r.replay_rows < 0) continue;
+    e.rows = reported ? std::min(e.rows, r.replay_rows) : r.replay_rows;
+    e.max_rows = reported ? std::max(e.max_rows, r.replay_rows) : r.replay_rows;
+    reported = true;
+    e.kernel_rows = std::max(e.kernel_rows, r.n);
+    if (e.step_error.empty()) e.step_error = r.replay_error;
+    if (r.kernel_slice_rows >= 0 && r.kernel_slice_rows < r.n) {
+      ++e.short_slices;
+      e.shortest_slice =
+          e.shortest_slice < 0 ? r.kernel_slice_rows : std::min(e.shortest_slice, r.kernel_slice_rows);
+    }
+  }
+  if (!reported) {
+    throw sut::ExternalSutError("engine " + sut +
+                                ": its sizing code reported no replay_rows for this case");
+  }
+  return e;
+}
+
 void RunSizing(const SizingArgs& args, int* exit_code) {
-  SutFlags flags;
-  flags.mutants = args.mutants;
-  const sut::SutOptions options = flags.Resolve();
+  if (args.policy != nullptr && args.policy->count() > 0) {
+    throw UsageError("--policy: sizing reports every built-in policy; it takes none");
+  }
+  if (!args.flags.IsEngine() && args.sut != nullptr && args.sut->count() > 0) {
+    throw UsageError("--sut " + args.flags.sut +
+                     ": sizing reports the built-in policies whatever the built-in SUT; --sut "
+                     "here takes an engine (vllm:PATH | exec:CMD)");
+  }
+  const sut::SutOptions options = args.flags.Resolve();
   const Case c = ReadCaseArg(args.path);
-  const check::SizingReport report = check::BuildSizingReport(c, options.mutants);
+  std::optional<check::EngineSizing> engine;
+  if (options.external) engine = EngineSizingOf(c, options, args.flags.sut);
+  const check::SizingReport report = check::BuildSizingReport(c, options.mutants, engine);
   if (!args.svg.empty()) WriteOutputFile("--svg", args.svg, check::SizingSvg(c, options.mutants));
   if (args.json) {
     std::cout << check::SizingJson(report).dump(2) << "\n";
@@ -44,9 +91,11 @@ void AddSizingCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--svg", args->svg,
                   "also plot each policy's rows against the exact bound over M to FILE (SVG)")
       ->type_name("FILE");
-  cmd->add_option("--mutant", args->mutants, "switch on a seeded sizing bug (repeatable)")
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // --mutant (a seeded sizing bug), and --sut ENGINE with the engine flags:
+  // vLLM's own sizing code beside the built-in policies.
+  args->flags.AddTo(*cmd);
+  args->policy = cmd->get_option("--policy");
+  args->sut = cmd->get_option("--sut");
   cmd->callback([args, exit_code] { RunSizing(*args, exit_code); });
 }
 

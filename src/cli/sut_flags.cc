@@ -52,6 +52,11 @@ void SutFlags::AddTo(CLI::App& app) {
                      std::to_string(static_cast<int>(kDefaultEngineTimeoutS)) + ")")
       ->check(FiniteSeconds())
       ->check(CLI::Range(0.001, 86400.0));
+  app.add_option("--engine-sizing", engine_sizing,
+                 "the file holding vLLM's replay-buffer sizing code (modular_kernel.py or the "
+                 "RoutedExpertsSink file) for a single-file vllm:PATH")
+      ->type_name("FILE")
+      ->check([](const std::string& v) { return v.empty() ? std::string("the path is empty") : ""; });
 }
 
 bool SutFlags::IsEngine() const { return engine::IsEngineSut(sut); }
@@ -79,7 +84,7 @@ sut::SutOptions SutFlags::ResolveWithoutStarting(engine::EngineSpec* engine) con
   }
   const bool engine_flags = !engine_python.empty() || engine_launch != "none" || nproc != 1 ||
                             !engine_launch_args.empty() || engine_device != "cpu" ||
-                            engine_timeout_s != kDefaultEngineTimeoutS;
+                            engine_timeout_s != kDefaultEngineTimeoutS || !engine_sizing.empty();
   if (!IsEngine()) {
     const auto version = sut::FindSut(sut);
     if (!version) {
@@ -101,6 +106,7 @@ sut::SutOptions SutFlags::ResolveWithoutStarting(engine::EngineSpec* engine) con
   launch.device = engine_device;
   launch.adapters_dir = DefaultEnginesDir();
   launch.timeout_ms = static_cast<int64_t>(engine_timeout_s * 1000);
+  launch.sizing = engine_sizing;
   if (nproc != 1 && engine_launch != "torchrun") {
     throw UsageError("--nproc: needs --engine-launch torchrun");
   }

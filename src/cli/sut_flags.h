@@ -33,6 +33,7 @@ struct SutFlags {
   std::string engine_device = "cpu";
   static constexpr double kDefaultEngineTimeoutS = 60;
   double engine_timeout_s = kDefaultEngineTimeoutS;
+  std::string engine_sizing;  // --engine-sizing FILE: vLLM's sizing code (vllm:PATH)
 
   void AddTo(CLI::App& app);
   // Throws UsageError naming the flag. For an engine SUT this starts the

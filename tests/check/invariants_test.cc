@@ -59,6 +59,67 @@ TEST_F(InvariantsTest, ReplayBufferTooSmallForOneRanksKernelInput) {
       << v.violations[1].message;
 }
 
+// An engine's own sizing code reports each rank's buffer; it, not the
+// observation's built-in policy rows, is what the rank's kernel input must fit.
+TEST_F(InvariantsTest, AnEnginesPerRankBufferIsWhatMustFit) {
+  ASSERT_GE(obs_.replay_rows, 10);
+  Rank(1, 0).replay_rows = 9;
+  ASSERT_EQ(Where(), (Places{{Invariant::kReplayFits, {1, 0}}}));
+  EXPECT_NE(Judge().violations[0].message.find("replay buffer of 9 rows"), std::string::npos)
+      << Judge().violations[0].message;
+  Rank(1, 0).replay_rows = 10;  // n == rows fits
+  EXPECT_TRUE(Judge().ok());
+  // A per-rank buffer larger than the policy's holds a rank the policy would not.
+  obs_.replay_rows = 9;
+  for (sut::RankObservation& r : obs_.ranks) r.replay_rows = 10;
+  EXPECT_TRUE(Judge().ok());
+}
+
+TEST_F(InvariantsTest, AShortKernelSliceIsAViolationThoughNothingRaised) {
+  // The sink era: the kernel takes buffer[:n] of a buffer with fewer rows.
+  for (sut::RankObservation& r : obs_.ranks) {
+    r.replay_rows = 8;
+    r.kernel_slice_rows = 8;
+  }
+  ASSERT_EQ(Where(), (Places{{Invariant::kReplayFits, {0, 0}},
+                            {Invariant::kReplayFits, {0, 1}},
+                            {Invariant::kReplayFits, {1, 0}},
+                            {Invariant::kReplayFits, {1, 1}}}));
+  const std::string message = Judge().violations[0].message;
+  EXPECT_NE(message.find("; the kernel got a slice of 8 rows for its 10 input rows: the sink "
+                         "buffer is too small and nothing raised"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("did not notice"), std::string::npos) << message;
+  // A buffer that holds n, sliced short anyway by the hand-off.
+  for (sut::RankObservation& r : obs_.ranks) {
+    r.replay_rows = 100;
+    r.kernel_slice_rows = 10;
+  }
+  EXPECT_TRUE(Judge().ok());
+  Rank(0, 1).kernel_slice_rows = 9;
+  ASSERT_EQ(Where(), (Places{{Invariant::kReplayFits, {0, 1}}}));
+  EXPECT_NE(Judge().violations[0].message.find(
+                "dp0/tp1: the kernel got a slice of 9 rows for its 10 input rows out of the "
+                "replay buffer of 100 rows"),
+            std::string::npos)
+      << Judge().violations[0].message;
+  // A slice longer than n (the monolithic kernel gets the whole buffer) is fine.
+  Rank(0, 1).kernel_slice_rows = 100;
+  EXPECT_TRUE(Judge().ok());
+}
+
+TEST_F(InvariantsTest, ABufferCheckThatRaisesOnAFittingInputIsAViolation) {
+  Rank(0, 0).replay_rows = 100;
+  Rank(0, 0).replay_error = "ValueError: Routing replay buffer was initialized for 100 tokens "
+                            "on cpu, but the kernel received 10 tokens on cuda:0.";
+  ASSERT_EQ(Where(), (Places{{Invariant::kReplayFits, {0, 0}}}));
+  EXPECT_NE(Judge().violations[0].message.find("dp0/tp0: kernel input of 10 rows fits the replay "
+                                               "buffer of 100 rows"),
+            std::string::npos)
+      << Judge().violations[0].message;
+}
+
 TEST_F(InvariantsTest, CapturerBufferTooSmall) {
   obs_.capturer_rows = 4;
   EXPECT_EQ(Where(), (Places{{Invariant::kCapturerHolds, {0, -1}}}));

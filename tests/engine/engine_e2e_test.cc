@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -40,18 +41,61 @@ std::string Misbehaving(const std::string& mode) {
 struct Case {
   std::string mode;
   std::string message;  // the end of r3check's one-line error
+  bool in_run = false;  // during a run: the error then names the saved cases
 };
+
+// A folder of its own for $TMPDIR, where r3check saves the cases of a run
+// the adapter failed on; removed with the object.
+struct TmpDir {
+  explicit TmpDir(const std::string& name) : path(r3::testing::TempPath(name)) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TmpDir() { std::filesystem::remove_all(path); }
+  std::string Env() const { return "TMPDIR=" + path; }
+  size_t Entries() const {
+    return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(path),
+                                             std::filesystem::directory_iterator()));
+  }
+  std::string path;
+};
+
+// The line of stderr that starts with `prefix`, or "".
+std::string LineStarting(const std::string& text, const std::string& prefix) {
+  size_t at = text.starts_with(prefix) ? 0 : text.find("\n" + prefix);
+  if (at == std::string::npos) return "";
+  if (text[at] == '\n') ++at;
+  return text.substr(at, text.find('\n', at) - at);
+}
 
 class MisbehavingAdapterTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MisbehavingAdapterTest, IsOneLineAndExitTwo) {
-  const Result r = R3check("check --engine-timeout 2 --sut " + Misbehaving(GetParam().mode) +
-                           " seeds/tp2-dp2-eager.r3case seeds/tp2-dp2-sp-off.r3case");
+  const TmpDir tmp("misbehaving-" + Identifier(GetParam().mode));
+  const Result r = r3::testing::RunR3check(
+      R3CHECK_SOURCE_CORPUS,
+      "check --engine-timeout 8 --sut " + Misbehaving(GetParam().mode) +
+          " seeds/tp2-dp2-eager.r3case seeds/tp2-dp2-sp-off.r3case",
+      "", tmp.Env());
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.out, "") << "no verdict may be printed";
-  const std::string line = LastLine(r.err);
-  EXPECT_TRUE(line.starts_with("r3check: engine exec:python3 ")) << line;
-  EXPECT_TRUE(line.ends_with(GetParam().message)) << line;
+  const std::string line = LineStarting(r.err, "r3check: engine exec:python3 ");
+  if (!GetParam().in_run) {
+    EXPECT_EQ(line, LastLine(r.err));
+    EXPECT_TRUE(line.ends_with(GetParam().message)) << r.err;
+    EXPECT_EQ(tmp.Entries(), 0u) << "no run, no saved cases";
+    return;
+  }
+  // During a run: the error names where the run's two cases are saved, and
+  // the last line says how to replay and minimize them.
+  const std::string saved = GetParam().message + "; the 2 cases of that run are saved in " +
+                            tmp.path + "/r3check-engine-crash-";
+  EXPECT_NE(line.find(saved), std::string::npos) << r.err;
+  EXPECT_TRUE(line.ends_with("/ (001.r3case is the first)")) << line;
+  EXPECT_TRUE(LastLine(r.err).starts_with("r3check: replay: r3check check --sut 'exec:python3 "))
+      << r.err;
+  EXPECT_EQ(r3::testing::CountLines(r.err), 3) << r.err;  // the hello line, the error, the hint
+  EXPECT_EQ(tmp.Entries(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -61,18 +105,226 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"fatal-at-start", "cannot load the engine: test says no"},
         Case{"garbage-hello", "hello: not JSON: 'Traceback (most recent call last): nonsense'"},
         Case{"wrong-protocol", "speaks protocol 2, r3check speaks 1"},
-        Case{"crash-on-run", "exited before answering run 1 (exited with status 1)"},
-        Case{"hang-on-run", "no reply within 2000 ms (hung?)"},
-        Case{"garbage-on-run", "reply to run 1: not JSON: '{not json'"},
-        Case{"fatal-on-run", "engine module raised SystemError at import"},
-        Case{"wrong-id", "reply to run 1: id: 2 is outside [1, 1]"},
-        Case{"wrong-cases", "reply to run 1: cases: 1 entries, expected 2"},
-        Case{"wrong-ranks", "reply to run 1: cases[0].ranks: 3 entries, expected 4"},
-        Case{"bad-owner", "reply to run 1: cases[0].ranks[0].captured[0].dp: 2 is outside [0, 1]"},
-        Case{"bad-type", "reply to run 1: cases[0].ranks[0].n: expected an integer"},
+        Case{"crash-on-run", "exited before answering run 1 (exited with status 1)", true},
+        Case{"hang-on-run",
+             "no reply within 8000 ms (hung? engine code may be waiting on input: a "
+             "breakpoint(), input() or read of stdin)",
+             true},
+        Case{"input-on-run",
+             "no reply within 8000 ms (hung? engine code may be waiting on input: a "
+             "breakpoint(), input() or read of stdin)",
+             true},
+        Case{"huge-line",
+             "sent a line longer than the protocol's cap of 4194304 bytes (docs/engines.md)", true},
+        Case{"endless-line",
+             "sent a line longer than the protocol's cap of 4194304 bytes (docs/engines.md)", true},
+        Case{"garbage-on-run", "reply to run 1: not JSON: '{not json'", true},
+        Case{"fatal-on-run", "engine module raised SystemError at import", true},
+        Case{"wrong-id", "reply to run 1: id: 2 is outside [1, 1]", true},
+        Case{"wrong-cases", "reply to run 1: cases: 1 entries, expected 2", true},
+        Case{"wrong-ranks", "reply to run 1: cases[0].ranks: 3 entries, expected 4", true},
+        Case{"bad-owner", "reply to run 1: cases[0].ranks[0].captured[0].dp: 2 is outside [0, 1]",
+             true},
+        Case{"bad-type", "reply to run 1: cases[0].ranks[0].n: expected an integer", true},
         Case{"wrong-n",
-             "cases[0].ranks[0].n: the adapter handed capture 11 rows, the request had 10"}),
+             "cases[0].ranks[0].n: the adapter handed capture 11 rows, the request had 10", true},
+        Case{"sizing-undeclared",
+             "cases[0].ranks[0].replay_rows: reported, but the hello named no sizing code "
+             "(\"sizing\": null)",
+             true}),
     [](const ::testing::TestParamInfo<Case>& info) { return Identifier(info.param.mode); });
+
+// The hint after a failed run is a command that runs the saved case again
+// the same way (flags included), and so is its minimize command.
+TEST(EngineCrashTest, TheSavedCaseAndTheHintReplayTheRun) {
+  const TmpDir tmp("crash-replay");
+  const Result r = r3::testing::RunR3check(
+      R3CHECK_SOURCE_CORPUS,
+      "check --policy legacy --engine-timeout 30 --sut " + Misbehaving("crash-on-run") +
+          " seeds/tp2-dp2-eager.r3case",
+      "", tmp.Env());
+  ASSERT_EQ(r.status, 2) << r.err;
+  const std::string line = LineStarting(r.err, "r3check: engine exec:python3 ");
+  const std::string saved = "; the case it was running is saved in ";
+  const size_t at = line.find(saved);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string file = line.substr(at + saved.size());
+  EXPECT_TRUE(file.starts_with(tmp.path + "/r3check-engine-crash-")) << file;
+  EXPECT_TRUE(file.ends_with(".r3case")) << file;
+  EXPECT_NE(r3::testing::Slurp(file).find("tokens 5 3\n"), std::string::npos);
+  // The built-in SUT passes it: a readable case file.
+  EXPECT_EQ(R3check("check " + file).status, 0);
+  const std::string hint = LastLine(r.err);
+  const std::string replay = "r3check: replay: r3check ";
+  const std::string minimize = "; minimize: r3check ";
+  ASSERT_TRUE(hint.starts_with(replay)) << hint;
+  const size_t split = hint.find(minimize);
+  ASSERT_NE(split, std::string::npos) << hint;
+  const std::string again = hint.substr(replay.size(), split - replay.size());
+  EXPECT_EQ(again, "check --sut " + Misbehaving("crash-on-run") +
+                       " --engine-timeout 30 --policy legacy " + file);
+  for (const std::string& args : {again, hint.substr(split + minimize.size())}) {
+    const Result rerun = r3::testing::RunR3check("/", args, "", tmp.Env());
+    EXPECT_EQ(rerun.status, 2) << args << "\n" << rerun.err;
+    EXPECT_NE(rerun.err.find("exited before answering run 1 (exited with status 1); the case it "
+                             "was running is saved in "),
+              std::string::npos)
+        << args << "\n" << rerun.err;
+  }
+}
+
+TEST(EngineCrashTest, AnEndlessLineStopsAtTheCapQuickly) {
+  const TmpDir tmp("endless");
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = r3::testing::RunR3check(
+      R3CHECK_SOURCE_CORPUS, "check --sut " + Misbehaving("endless-line") +
+                                 " seeds/tp2-dp2-eager.r3case", "", tmp.Env());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("sent a line longer than the protocol's cap of 4194304 bytes"),
+            std::string::npos) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
+// Engines that load their own sizing code: invariant 1 judges the engine's
+// buffer, not the built-in --policy. The fake adapter captures correctly, so
+// the buffer alone decides.
+TEST(EngineSizingTest, TheEnginesBufferOverridesThePolicy) {
+  // --policy legacy (M rows) fails the warmup step of the built-in sizing;
+  // the engine's 2^20 rows hold it.
+  Result r = R3check("check --policy legacy --sut " + Misbehaving("sizing-fits") +
+                     " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  std::string sha;
+  for (int i = 0; i < 4; ++i) sha += "0123456789abcdef";
+  EXPECT_NE(r.err.find("r3check: engine exec: fake sizing from /fake/modular_kernel.py (sha256 " +
+                       sha + ", monolithic, FusedMoEExpertsMonolithic.set_capture_fn(fn))\n"),
+            std::string::npos)
+      << r.err;
+  // The same engine reporting no rows keeps the built-in policy: legacy fails.
+  r = R3check("check --policy legacy --sut " + Misbehaving("sizing-missing") +
+              " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("(policy legacy, exact bound 16384)"), std::string::npos) << r.out;
+}
+
+TEST(EngineSizingTest, TheEnginesOwnValueErrorIsInvariantOne) {
+  // The default policy (pr50874) would hold the warmup step; vLLM's own
+  // pre-#50874 sizing does not, and its check raises.
+  const Result r =
+      R3check("check --sut " + Misbehaving("sizing-raises") + " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("dp0/tp0: kernel input of 16384 rows does not fit the replay buffer of "
+                       "8192 rows (policy fake sizing: FusedMoEExpertsMonolithic "
+                       "(modular_kernel.py, sha256 0123456789ab), exact bound 16384); "
+                       "ValueError: Routing replay buffer was initialized for 8192 tokens on cpu, "
+                       "but the kernel received 16384 tokens on cpu."),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("rows-exact"), std::string::npos) << r.out;
+  // A step that fits passes.
+  EXPECT_EQ(R3check("check --sut " + Misbehaving("sizing-raises") + " seeds/tp2-dp2-eager.r3case")
+                .status,
+            0);
+}
+
+TEST(EngineSizingTest, ASilentlyShortSinkSliceIsInvariantOne) {
+  const Result r =
+      R3check("check --sut " + Misbehaving("sink-short") + " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("(policy fake sizing: RoutedExpertsSink (routed_experts_capturer.py, sha256 "
+                       "0123456789ab), exact bound 16384); the kernel got a slice of 8192 rows "
+                       "for its 16384 input rows: the sink buffer is too small and nothing raised"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(EngineSizingTest, SizingPrintsTheEnginesRowsBesideThePolicies) {
+  Result r = R3check("sizing --sut " + Misbehaving("sizing-raises") + " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  const Result builtin = R3check("sizing seeds/tp2-dp2-warmup.r3case");
+  EXPECT_TRUE(r.out.starts_with(builtin.out)) << r.out;
+  EXPECT_EQ(r.out.substr(builtin.out.size()),
+            "fake             8192  NO       0.500x          128 KiB            128 KiB\n"
+            "\n"
+            "fake: fake sizing: FusedMoEExpertsMonolithic (modular_kernel.py, sha256 "
+            "0123456789ab), the rows it allocated per rank\n"
+            "fake this step: raised ValueError: Routing replay buffer was initialized for 8192 "
+            "tokens on cpu, but the kernel received 16384 tokens on cpu.\n");
+  r = R3check("sizing --json --sut " + Misbehaving("sink-short") + " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"engine\": {\n    \"name\": \"fake\",\n    \"label\": \"fake sizing: "
+                       "RoutedExpertsSink (routed_experts_capturer.py, sha256 0123456789ab)\",\n"
+                       "    \"rows\": 8192,"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"short_slices\": 4"), std::string::npos) << r.out;
+}
+
+TEST(EngineSizingTest, SizingNeedsAnEngineThatLoadedSizingCode) {
+  Result r = R3check("sizing --sut " + Misbehaving("good") + " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(LastLine(r.err),
+            "r3check: sizing --sut exec:python3 " + std::string(R3CHECK_TESTS) +
+                "/engine/misbehaving_adapter.py --mode good: the engine loaded no sizing code (its "
+                "hello has no \"sizing\"); give the file with --engine-sizing FILE "
+                "(modular_kernel.py or the RoutedExpertsSink file), or a vLLM checkout as "
+                "vllm:PATH");
+  r = R3check("sizing --sut " + Misbehaving("sizing-missing") + " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(LastLine(r.err).ends_with(": its sizing code reported no replay_rows for this case"))
+      << r.err;
+  r = R3check("sizing --sut vllm-pre-50874 seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --sut vllm-pre-50874: sizing reports the built-in policies whatever "
+                   "the built-in SUT; --sut here takes an engine (vllm:PATH | exec:CMD)\n");
+  r = R3check("sizing --policy tight seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --policy: sizing reports every built-in policy; it takes none\n");
+}
+
+TEST(EngineFlagsTest, EngineSizingIsForVllmEnginesAndMustExist) {
+  Result r = R3check("check --engine-sizing /nonexistent.py seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--engine-*/--nproc: apply to an engine SUT"), std::string::npos) << r.err;
+  r = R3check("check --engine-sizing " + std::string(R3CHECK_TESTS) + "/engine/meson.build --sut " +
+              Misbehaving("good") + " seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --engine-sizing: applies to vllm:PATH; with exec:CMD give the file to "
+                   "the adapter in CMD\n");
+  r = R3check("check --engine-sizing /nonexistent.py --sut vllm:" + std::string(R3CHECK_TESTS) +
+              " seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --engine-sizing: no such file: /nonexistent.py\n");
+  r = R3check("check --engine-sizing " + std::string(R3CHECK_TESTS) + " --sut vllm:" +
+              std::string(R3CHECK_TESTS) + " seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "r3check: --engine-sizing: not a file: " + std::string(R3CHECK_TESTS) +
+                       " (the .py that holds vLLM's sizing code)\n");
+  r = R3check("check --engine-sizing '' --sut vllm:" + std::string(R3CHECK_TESTS) +
+              " seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--engine-sizing"), std::string::npos) << r.err;
+}
+
+TEST(EngineFlagsTest, EngineSizingIsPassedToTheAdapter) {
+  const std::string argv_file = r3::testing::TempPath("engine-sizing-argv.txt");
+  const std::string python = r3::testing::TempPath("engine-sizing-python.sh");
+  std::filesystem::remove(argv_file);
+  std::ofstream(python) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" << argv_file << "'\nexit 3\n";
+  std::filesystem::permissions(python, std::filesystem::perms::owner_all);
+  const std::string source = R3CHECK_TESTS;
+  const Result r = R3check("check --sut vllm:" + source + " --engine-python " + python +
+                           " --engine-sizing " + source + "/engine/meson.build"
+                           " seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 2);
+  const std::string argv = r3::testing::Slurp(argv_file);
+  EXPECT_TRUE(argv.ends_with("/vllm/r3_adapter.py\n--source\n" + source + "\n--device\ncpu\n--sizing\n" +
+                             source + "/engine/meson.build\n"))
+      << argv;
+  std::filesystem::remove(argv_file);
+  std::filesystem::remove(python);
+}
 
 TEST(EngineSummaryTest, TorchrunRunsSayHowManyCasesHadRealCollectives) {
   const Result r = R3check("check --sut " + Misbehaving("two-processes") +
@@ -161,12 +413,13 @@ TEST(EngineFlagsTest, TorchrunLaunchRunsTheEnginePythonWithTheLauncherArguments)
   // It may exit before or after r3check's hello reaches it: either way, one line.
   EXPECT_NE(r.err.find("(exited with status 3)\n"), std::string::npos) << r.err;
   const std::string argv = r3::testing::Slurp(argv_file);
-  // python -m torch.distributed.run --nproc-per-node 2 --nnodes=2 ADAPTER --source ...
-  EXPECT_TRUE(argv.starts_with("-m\ntorch.distributed.run\n--nproc-per-node\n2\n--nnodes=2\n/"))
+  // python -m torch.distributed.run --nproc_per_node 2 --nnodes=2 ADAPTER --source ... --protocol-node
+  EXPECT_TRUE(argv.starts_with("-m\ntorch.distributed.run\n--nproc_per_node\n2\n--nnodes=2\n/"))
       << argv;
-  EXPECT_TRUE(argv.ends_with("/vllm/r3_adapter.py\n--source\n" + source + "\n--device\ncuda\n"))
+  EXPECT_TRUE(argv.ends_with("/vllm/r3_adapter.py\n--source\n" + source +
+                             "\n--device\ncuda\n--protocol-node\n"))
       << argv;
-  EXPECT_EQ(std::count(argv.begin(), argv.end(), '\n'), 10) << argv;
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), '\n'), 11) << argv;
   std::filesystem::remove(argv_file);
   std::filesystem::remove(python);
 }

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
+#include "r3/engine/engine_sut.h"
+
 #include <nlohmann/json.hpp>
 
 #include "tests/testing/test_case.h"
@@ -116,6 +120,193 @@ TEST(ProtocolTest, EveryMalformedFieldIsNamed) {
   r = GoodReply();
   r["cases"][0]["ranks"][3]["tp"] = 0;
   EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].ranks[3].tp: 0 is outside [1, 1]");
+}
+
+json SizingHello() {
+  return {{"type", "hello"},   {"protocol", 1},         {"engine", "vllm"},
+          {"source", "/x.py"}, {"sha256", "ab"},         {"engine_version", "unknown"},
+          {"interface", "i"},  {"device", "cpu"},        {"world_size", 1},
+          {"backend", "none"},
+          {"sizing", {{"source", "/v/modular_kernel.py"}, {"sha256", "0123abcd"},
+                      {"kind", "monolithic"}, {"interface", "set_capture_fn(fn)"}}}};
+}
+
+std::string HelloErrorOf(const json& hello) {
+  try {
+    ParseHello(hello.dump());
+  } catch (const ProtocolError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(ProtocolTest, HelloSizingIsOptionalAndParsedStrictly) {
+  const Hello h = ParseHello(SizingHello().dump());
+  ASSERT_TRUE(h.sizing.has_value());
+  EXPECT_EQ(h.sizing->source, "/v/modular_kernel.py");
+  EXPECT_EQ(h.sizing->sha256, "0123abcd");
+  EXPECT_EQ(h.sizing->kind, "monolithic");
+  EXPECT_EQ(h.sizing->interface, "set_capture_fn(fn)");
+  json hello = SizingHello();
+  hello["sizing"] = nullptr;
+  EXPECT_FALSE(ParseHello(hello.dump()).sizing.has_value());
+  hello.erase("sizing");  // an old adapter
+  EXPECT_FALSE(ParseHello(hello.dump()).sizing.has_value());
+  hello = SizingHello();
+  hello["sizing"] = "modular_kernel.py";
+  EXPECT_EQ(HelloErrorOf(hello), "hello: sizing: expected null or an object");
+  hello = SizingHello();
+  hello["sizing"]["kind"] = "fused";
+  EXPECT_EQ(HelloErrorOf(hello), "hello: sizing.kind: 'fused' is not monolithic | sink");
+  hello = SizingHello();
+  hello["sizing"]["source"] = "modular_kernel.py";
+  EXPECT_EQ(HelloErrorOf(hello), "hello: sizing.source: 'modular_kernel.py' is not an absolute path");
+  hello = SizingHello();
+  hello["sizing"]["sha256"] = "XYZ";
+  EXPECT_EQ(HelloErrorOf(hello), "hello: sizing.sha256: expected lowercase hex");
+  hello = SizingHello();
+  hello["sizing"].erase("interface");
+  EXPECT_EQ(HelloErrorOf(hello), "hello: sizing.interface: missing");
+  hello = SizingHello();
+  hello["sizing"]["interface"] = 1;
+  EXPECT_EQ(HelloErrorOf(hello), "hello: sizing.interface: expected a string");
+}
+
+json SizingReply() {
+  json r = GoodReply();
+  for (json& rank : r["cases"][0]["ranks"]) {
+    rank["replay_rows"] = 8;
+    rank["replay_error"] = nullptr;
+    rank["kernel_slice_rows"] = nullptr;
+  }
+  return r;
+}
+
+TEST(ProtocolTest, RanksReportTheEnginesReplayBuffer) {
+  const std::vector<Case> cases = {MakeCase({.tokens = {5, 3}})};
+  json r = SizingReply();
+  r["cases"][0]["ranks"][1]["replay_error"] = {
+      {"type", "ValueError"}, {"message", "Routing replay buffer was initialized for 8 tokens"}};
+  r["cases"][0]["ranks"][2]["kernel_slice_rows"] = 8;
+  const std::vector<CaseReply> replies = ParseRunReply(r.dump(), 3, cases);
+  const std::vector<RankReply>& ranks = replies[0].ranks;
+  EXPECT_EQ(ranks[0].replay_rows, 8);
+  EXPECT_FALSE(ranks[0].replay_error.has_value());
+  EXPECT_FALSE(ranks[0].kernel_slice_rows.has_value());
+  EXPECT_EQ(ranks[1].replay_error, "ValueError: Routing replay buffer was initialized for 8 tokens");
+  EXPECT_EQ(ranks[2].kernel_slice_rows, 8);
+  // An old adapter reports none of them: today's behaviour.
+  const std::vector<CaseReply> old = ParseRunReply(GoodReply().dump(), 3, cases);
+  EXPECT_FALSE(old[0].ranks[0].replay_rows.has_value());
+  EXPECT_FALSE(old[0].ranks[0].kernel_slice_rows.has_value());
+}
+
+TEST(ProtocolTest, EveryMalformedSizingFieldIsNamed) {
+  json r = SizingReply();
+  r["cases"][0]["ranks"][1]["replay_rows"] = "8";
+  EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].ranks[1].replay_rows: expected an integer >= 0");
+  r["cases"][0]["ranks"][1]["replay_rows"] = -1;
+  EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].ranks[1].replay_rows: expected an integer >= 0");
+  r["cases"][0]["ranks"][1]["replay_rows"] = 8.5;
+  EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].ranks[1].replay_rows: expected an integer >= 0");
+  r = SizingReply();
+  r["cases"][0]["ranks"][2]["kernel_slice_rows"] = true;
+  EXPECT_EQ(ErrorOf(r),
+            "reply to run 3: cases[0].ranks[2].kernel_slice_rows: expected an integer >= 0");
+  r = SizingReply();
+  r["cases"][0]["ranks"][0]["replay_error"] = "ValueError: too small";
+  EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].ranks[0].replay_error: expected null or "
+                        "{\"type\", \"message\"}");
+  r["cases"][0]["ranks"][0]["replay_error"] = {{"type", "ValueError"}};
+  EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].ranks[0].replay_error.message: missing");
+  r["cases"][0]["ranks"][0]["replay_error"] = {{"type", 1}, {"message", "m"}};
+  EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].ranks[0].replay_error.type: expected a string");
+  // The others need replay_rows, and a case reports rows on all ranks or none.
+  r = GoodReply();
+  r["cases"][0]["ranks"][0]["replay_error"] = {{"type", "ValueError"}, {"message", "m"}};
+  EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].ranks[0].replay_error: given without replay_rows");
+  r = GoodReply();
+  r["cases"][0]["ranks"][3]["kernel_slice_rows"] = 4;
+  EXPECT_EQ(ErrorOf(r),
+            "reply to run 3: cases[0].ranks[3].kernel_slice_rows: given without replay_rows");
+  r = SizingReply();
+  r["cases"][0]["ranks"][2]["replay_rows"] = nullptr;
+  EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].ranks[2].replay_rows: missing, but ranks[0] "
+                        "reports its rows (a case reports them on every rank or on none)");
+  r = GoodReply();
+  r["cases"][0]["ranks"][1]["replay_rows"] = 8;
+  EXPECT_EQ(ErrorOf(r), "reply to run 3: cases[0].ranks[1].replay_rows: reported, but ranks[0] "
+                        "reports none (a case reports them on every rank or on none)");
+}
+
+// The reply an adapter may plausibly send for `request`: every rank raised
+// (a long message), reports vLLM's ValueError, and captured every row it
+// was sent (an engine that trims nothing).
+std::string HeavyReply(const json& request) {
+  const std::string message(400, 'm');
+  json out = {{"type", "result"}, {"id", request["id"]}, {"cases", json::array()}};
+  for (const json& c : request["cases"]) {
+    json ranks = json::array();
+    for (const json& rank : c["ranks"]) {
+      int64_t n = 0;
+      for (const json& run : rank["rows"]) n += run.contains("pad") ? run["pad"].get<int64_t>() : run["count"].get<int64_t>();
+      ranks.push_back(
+          {{"dp", rank["dp"]}, {"tp", rank["tp"]}, {"n", n},
+           {"error", {{"type", "AssertionError"}, {"message", message}}},
+           {"captured", rank["rows"]}, {"tp_gather", true}, {"stray", 1125899906842624},
+           {"undecodable", 1125899906842624}, {"replay_rows", 1125899906842624},
+           {"replay_error", {{"type", "ValueError"},
+                             {"message", "Routing replay buffer was initialized for 1125899906842624 "
+                                         "tokens on cuda:0, but the kernel received "
+                                         "1125899906842624 tokens on cuda:0."}}},
+           {"kernel_slice_rows", 1125899906842624}});
+    }
+    out["cases"].push_back(
+        {{"collective", "emulated"}, {"buffer_dtype", "uint16"}, {"ranks", ranks}});
+  }
+  return out.dump();
+}
+
+std::string RequestFor(const std::vector<Case>& cases) {
+  std::vector<sut::DispatchPlan> plans;
+  for (const Case& c : cases) plans.push_back(sut::PlanDispatch(c, {}));
+  return RunRequest(1, cases, plans);
+}
+
+TEST(ProtocolTest, TheReplyToTheLargestBatchFitsTheLineCap) {
+  // kMaxCasesPerRequest cases of kMaxRanksPerRequest ranks in all, SP on,
+  // every rank's rows several runs long.
+  const int64_t per_case = kMaxRanksPerRequest / static_cast<int64_t>(kMaxCasesPerRequest);
+  std::vector<Case> cases(kMaxCasesPerRequest,
+                          MakeCase({.dp = 2, .tp = per_case / 2, .tokens = {8191, 8189}}));
+  const std::string request = RequestFor(cases);
+  const std::string reply = HeavyReply(json::parse(request));
+  std::printf("largest batch: request %zu bytes, heavy reply %zu bytes, cap %zu\n", request.size(),
+              reply.size(), ReplyLineCap(request.size()));
+  EXPECT_LT(reply.size(), ReplyLineCap(request.size()));
+  EXPECT_LT(reply.size(), kMaxLineBytes * 3 / 4) << "less than a quarter of the cap is left";
+  EXPECT_EQ(ReplyLineCap(request.size()), kMaxLineBytes);
+  // A batch of single-rank cases: the most rank entries per request.
+  cases.assign(kMaxCasesPerRequest, MakeCase({.dp = 1, .tp = 1, .tokens = {8192}}));
+  EXPECT_LT(HeavyReply(json::parse(RequestFor(cases))).size(), kMaxLineBytes / 4);
+}
+
+TEST(ProtocolTest, TheReplyToTheLargestCaseFitsTheLineCap) {
+  // One case of kMaxEngineRanks ranks goes alone; under naive SP every rank
+  // is sent the whole gathered batch, 2 * D runs: its request is larger than
+  // the 4 MiB floor, and the cap grows with it.
+  const int64_t dp = 64;
+  const int64_t tp = kMaxEngineRanks / dp;
+  std::vector<int64_t> tokens(dp, kMaxEngineRowsPerRank / dp - 1);
+  const std::vector<Case> cases = {
+      MakeCase({.dp = dp, .tp = tp, .max_num_batched_tokens = kMaxEngineRowsPerRank / dp,
+                .tokens = tokens})};
+  const std::string request = RequestFor(cases);
+  const std::string reply = HeavyReply(json::parse(request));
+  std::printf("largest case: request %zu bytes, heavy reply %zu bytes, cap %zu\n", request.size(),
+              reply.size(), ReplyLineCap(request.size()));
+  EXPECT_GT(request.size(), kMaxLineBytes);
+  EXPECT_LT(reply.size(), ReplyLineCap(request.size()));
 }
 
 TEST(ProtocolTest, FatalAndNonJsonRepliesAreErrors) {

@@ -84,14 +84,33 @@ class Judge {
     for (const model::RankLayout& r : layout_.ranks) {
       const sut::RankObservation& o = Obs(r.dp, r.tp);
       const int64_t n = std::max(o.n, r.n);
-      if (n <= obs_.replay_rows) continue;
-      AddPlain(Invariant::kReplayFits, r.dp, r.tp,
-           RankName(r.dp, r.tp) + ": kernel input of " + std::to_string(n) +
-               " rows does not fit the replay buffer of " + std::to_string(obs_.replay_rows) +
-               " rows (policy " + obs_.policy + ", exact bound " +
-               std::to_string(model::RequiredReplayRows(c_.config)) + ")" +
-               (o.replay_error.empty() ? "; the SUT did not notice: out-of-bounds write"
-                                       : "; " + o.replay_error));
+      // An engine's own sizing code reports each rank's buffer.
+      const int64_t rows = o.replay_rows >= 0 ? o.replay_rows : obs_.replay_rows;
+      const bool short_slice = o.kernel_slice_rows >= 0 && o.kernel_slice_rows < n;
+      const std::string slice =
+          short_slice ? "the kernel got a slice of " + std::to_string(o.kernel_slice_rows) +
+                            " rows for its " + std::to_string(n) + " input rows"
+                      : "";
+      const std::string where = " the replay buffer of " + std::to_string(rows) + " rows (policy " +
+                                obs_.policy + ", exact bound " +
+                                std::to_string(model::RequiredReplayRows(c_.config)) + ")";
+      if (n > rows) {
+        AddPlain(Invariant::kReplayFits, r.dp, r.tp,
+                 RankName(r.dp, r.tp) + ": kernel input of " + std::to_string(n) +
+                     " rows does not fit" + where +
+                     (short_slice ? "; " + slice + ": the sink buffer is too small and nothing raised"
+                      : o.replay_error.empty()
+                          ? "; the SUT did not notice: out-of-bounds write"
+                          : "; " + o.replay_error));
+      } else if (short_slice) {
+        AddPlain(Invariant::kReplayFits, r.dp, r.tp,
+                 RankName(r.dp, r.tp) + ": " + slice + " out of" + where +
+                     ": the hand-off cut it short and nothing raised");
+      } else if (!o.replay_error.empty()) {
+        AddPlain(Invariant::kReplayFits, r.dp, r.tp,
+                 RankName(r.dp, r.tp) + ": kernel input of " + std::to_string(n) + " rows fits" +
+                     where + ", but the buffer check raised " + o.replay_error);
+      }
     }
   }
 

@@ -47,13 +47,27 @@ std::string RankLabel(const model::RankLayout& r, const sut::RankObservation& o,
 
 }  // namespace
 
+namespace {
+
+// The sizing policy judged: the engine's own sizing code when it loaded
+// some (its rows then replace --policy's), else the built-in policy.
+std::string PolicyLabel(const sut::SutOptions& options) {
+  if (options.external) {
+    std::string label = options.external->SizingLabel();
+    if (!label.empty()) return label;
+  }
+  return std::string(sut::PolicyName(options.policy));
+}
+
+}  // namespace
+
 nlohmann::ordered_json OptionsJson(const sut::SutOptions& options) {
   nlohmann::ordered_json mutants = nlohmann::ordered_json::array();
   for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
     if (options.mutants.has(m.id)) mutants.push_back(m.name);
   }
   return {{"sut", sut::SutLabel(options)},
-          {"policy", sut::PolicyName(options.policy)},
+          {"policy", PolicyLabel(options)},
           {"mutants", mutants}};
 }
 
@@ -79,8 +93,7 @@ nlohmann::ordered_json ViolationsJson(const CaseResult& result) {
 }
 
 std::string DescribeOptions(const sut::SutOptions& options) {
-  std::string out = "sut " + sut::SutLabel(options) + ", policy " +
-                    std::string(sut::PolicyName(options.policy));
+  std::string out = "sut " + sut::SutLabel(options) + ", policy " + PolicyLabel(options);
   for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
     if (options.mutants.has(m.id)) out += ", mutant " + std::string(m.name);
   }

@@ -1,11 +1,17 @@
 #include "r3/engine/engine_sut.h"
 
+#include <unistd.h>
+
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <stdexcept>
 
+#include "r3/case/case_format.h"
 #include "r3/case/checked_math.h"
 #include "r3/engine/internal/subprocess.h"
 #include "r3/engine/protocol.h"
@@ -22,10 +28,6 @@ constexpr std::array<AdapterInfo, 2> kAdapters = {{
      "whatever CMD needs; run through /bin/sh -c"},
 }};
 
-// Requests stay small enough to build and parse quickly.
-constexpr size_t kMaxCasesPerRequest = 256;
-constexpr int64_t kMaxRanksPerRequest = 4096;
-constexpr size_t kMaxReplyBytes = size_t{1} << 30;
 
 struct DtypeInfo {
   std::string_view name;
@@ -57,11 +59,33 @@ sut::Branch InferBranch(const Case& c, const sut::Observation& obs, const RankRe
   return sut::Branch::kOther;
 }
 
+// "vllm sizing: FusedMoEExpertsMonolithic (modular_kernel.py, sha256 1a2b3c4d5e6f)".
+std::string SizingLabel(const Hello& hello) {
+  if (!hello.sizing) return "";
+  const SizingSource& s = *hello.sizing;
+  return hello.engine + " sizing: " +
+         (s.kind == "sink" ? "RoutedExpertsSink" : "FusedMoEExpertsMonolithic") + " (" +
+         std::filesystem::path(s.source).filename().string() + ", sha256 " + s.sha256.substr(0, 12) +
+         ")";
+}
+
+// `sizing` is SizingLabel(hello): empty when the engine loaded no sizing
+// code. A case whose ranks report replay_rows is judged against the engine's
+// buffers; one that reports none against the built-in --policy.
 sut::Observation ToObservation(const Case& c, const sut::DispatchPlan& plan,
                                const sut::SutOptions& options, const CaseReply& reply,
-                               size_t index) {
+                               size_t index, const std::string& sizing) {
   sut::Observation obs = sut::ObserveDispatch(c, options, plan);
   const std::string at = "cases[" + std::to_string(index) + "]";
+  const bool engine_sizing = !reply.ranks.empty() && reply.ranks[0].replay_rows.has_value();
+  if (engine_sizing) {
+    if (sizing.empty()) {
+      throw ProtocolError(at + ".ranks[0].replay_rows: reported, but the hello named no sizing "
+                               "code (\"sizing\": null)");
+    }
+    obs.policy = sizing;
+    obs.replay_rows = std::numeric_limits<int64_t>::max();
+  }
   if (reply.buffer_dtype.empty()) {
     // No buffer, so no dtype to judge; the ranks' errors say why.
     obs.snapshot_dtype = "none";
@@ -88,6 +112,12 @@ sut::Observation ToObservation(const Case& c, const sut::DispatchPlan& plan,
     r.error = e.error.value_or("");
     r.captured = e.captured;
     r.stray_rows = CheckedAdd(e.stray, e.undecodable);
+    if (engine_sizing) {
+      r.replay_rows = *e.replay_rows;
+      r.replay_error = e.replay_error.value_or("");
+      r.kernel_slice_rows = e.kernel_slice_rows.value_or(-1);
+      obs.replay_rows = std::min(obs.replay_rows, r.replay_rows);
+    }
   }
   return obs;
 }
@@ -102,6 +132,11 @@ class Engine : public sut::ExternalSut {
               << hello_.source << " (sha256 " << hello_.sha256 << ", version "
               << hello_.engine_version << ", " << hello_.interface << ", " << hello_.device
               << " x" << hello_.world_size << ", collectives " << hello_.backend << ")\n";
+    if (hello_.sizing) {
+      std::cerr << "r3check: engine " << spec_.kind << ": " << hello_.engine << " sizing from "
+                << hello_.sizing->source << " (sha256 " << hello_.sizing->sha256 << ", "
+                << hello_.sizing->kind << ", " << hello_.sizing->interface << ")\n";
+    }
   }
 
   ~Engine() override {
@@ -145,16 +180,20 @@ class Engine : public sut::ExternalSut {
       const auto batch = cases.subspan(begin, end - begin);
       const auto batch_plans = std::span<const sut::DispatchPlan>(plans).subspan(begin, end - begin);
       std::vector<CaseReply> replies;
-      Guard([&] {
-        const int64_t id = ++next_id_;
-        replies = ParseRunReply(Ask(RunRequest(id, batch, batch_plans), "run " + std::to_string(id)),
-                                id, batch);
-        for (size_t i = 0; i < batch.size(); ++i) {
-          out.push_back(ToObservation(batch[i], batch_plans[i], options, replies[i], i));
-          if (replies[i].collective == "real") ++real_collective_cases_;
-          ++cases_run_;
-        }
-      });
+      const std::string sizing = engine::SizingLabel(hello_);
+      Guard(
+          [&] {
+            const int64_t id = ++next_id_;
+            replies = ParseRunReply(
+                Ask(RunRequest(id, batch, batch_plans), "run " + std::to_string(id)), id, batch);
+            for (size_t i = 0; i < batch.size(); ++i) {
+              out.push_back(
+                  ToObservation(batch[i], batch_plans[i], options, replies[i], i, sizing));
+              if (replies[i].collective == "real") ++real_collective_cases_;
+              ++cases_run_;
+            }
+          },
+          batch, &options);
       begin = end;
     }
     return out;
@@ -165,6 +204,8 @@ class Engine : public sut::ExternalSut {
   }
 
   std::string Id() const override { return hello_.engine + "-engine"; }
+
+  std::string SizingLabel() const override { return engine::SizingLabel(hello_); }
 
  private:
   static void CheckSize(const Case& c) {
@@ -185,7 +226,8 @@ class Engine : public sut::ExternalSut {
   // and its output: whichever pipe notices first, the error says it exited.
   std::string Ask(const std::string& request, const std::string& what) {
     const bool written = process_.WriteLine(request, spec_.timeout_ms);
-    std::optional<std::string> line = process_.ReadLine(spec_.timeout_ms, kMaxReplyBytes);
+    std::optional<std::string> line =
+        process_.ReadLine(spec_.timeout_ms, ReplyLineCap(request.size()));
     if (!line) {
       throw internal::SubprocessError("exited before answering " + what + " (" +
                                       process_.StatusAfterExit(1000) + ")");
@@ -198,18 +240,82 @@ class Engine : public sut::ExternalSut {
   }
 
   // Any failure of the adapter ends the command with one line naming it.
+  // During a run (`batch` given) the line also names the file its cases were
+  // saved in, and a second line says how to replay and minimize them.
   template <typename F>
-  void Guard(F&& f) {
+  void Guard(F&& f, std::span<const Case> batch = {}, const sut::SutOptions* options = nullptr) {
     if (broken_) throw sut::ExternalSutError("engine " + spec_.sut + ": stopped after an error");
+    std::string what;
     try {
       f();
+      return;
     } catch (const internal::SubprocessError& e) {
-      broken_ = true;
-      throw sut::ExternalSutError("engine " + spec_.sut + ": " + e.what());
+      what = e.what();
     } catch (const ProtocolError& e) {
-      broken_ = true;
-      throw sut::ExternalSutError("engine " + spec_.sut + ": " + e.what());
+      what = e.what();
     }
+    broken_ = true;
+    throw sut::ExternalSutError("engine " + spec_.sut + ": " + what +
+                                (batch.empty() ? "" : SaveRun(batch, *options)));
+  }
+
+  // The flags after `r3check check` that rerun these cases the same way.
+  std::string ReplayFlags(const sut::SutOptions& options) const {
+    std::string flags = " --sut " + ShellWord(spec_.sut) + spec_.replay_flags;
+    if (options.policy != sut::Policy::kPr50874) {
+      flags += " --policy " + std::string(sut::PolicyName(options.policy));
+    }
+    for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
+      if (options.mutants.has(m.id)) flags += " --mutant " + std::string(m.name);
+    }
+    return flags;
+  }
+
+  // Saves the cases of a failed run in $TMPDIR (else /tmp): one file, or a
+  // folder of NNN.r3case for a run of several. Returns the text that ends
+  // the error: where they are, and a second line with the replay and
+  // minimize commands.
+  std::string SaveRun(std::span<const Case> batch, const sut::SutOptions& options) const {
+    namespace fs = std::filesystem;
+    const char* tmp = std::getenv("TMPDIR");
+    const fs::path dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    const std::string stem = "r3check-engine-crash-" + std::to_string(getpid());
+    const std::string ext = batch.size() == 1 ? ".r3case" : "";
+    std::error_code ec;
+    fs::path target = dir / (stem + ext);
+    for (int i = 2; fs::exists(target, ec) || ec; ++i) target = dir / (stem + "-" + std::to_string(i) + ext);
+    fs::path first = target;
+    const auto write = [](const fs::path& path, const std::string& text) {
+      std::ofstream out(path);
+      out << text;
+      out.close();
+      if (!out) throw std::runtime_error(path.string() + ": cannot write");
+    };
+    try {
+      if (batch.size() == 1) {
+        write(target, PrintCase(batch[0]));
+      } else {
+        if (!fs::create_directory(target, ec)) {
+          throw std::runtime_error(target.string() + ": " + (ec ? ec.message() : "exists"));
+        }
+        for (size_t i = 0; i < batch.size(); ++i) {
+          char name[32];
+          std::snprintf(name, sizeof name, "%03zu.r3case", i + 1);
+          write(target / name, PrintCase(batch[i]));
+        }
+        first = target / "001.r3case";
+      }
+    } catch (const std::exception& e) {
+      return "; its case(s) could not be saved ($TMPDIR or /tmp): " + std::string(e.what());
+    }
+    const std::string flags = ReplayFlags(options);
+    const std::string file = ShellWord(first.string());
+    return (batch.size() == 1
+                ? "; the case it was running is saved in " + first.string()
+                : "; the " + std::to_string(batch.size()) + " cases of that run are saved in " +
+                      target.string() + "/ (001.r3case is the first)") +
+           "\nr3check: replay: r3check check" + flags + " " + file + "; minimize: r3check minimize" +
+           flags + " " + file;
   }
 
   EngineSpec spec_;
@@ -220,6 +326,21 @@ class Engine : public sut::ExternalSut {
   int64_t cases_run_ = 0;
   bool broken_ = false;
 };
+
+}  // namespace
+
+// One shell word: quoted unless it is plain.
+std::string ShellWord(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789_-+=./:@,%") == std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (const char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+namespace {
 
 std::string DefaultPython() {
   if (const char* env = std::getenv("R3_PYTHON"); env != nullptr && *env != '\0') return env;
@@ -241,6 +362,19 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
   EngineSpec spec;
   spec.sut = sut;
   spec.timeout_ms = launch.timeout_ms;
+  const LaunchOptions defaults;
+  if (!launch.python.empty()) spec.replay_flags += " --engine-python " + ShellWord(launch.python);
+  if (launch.launch != defaults.launch) spec.replay_flags += " --engine-launch " + ShellWord(launch.launch);
+  if (launch.nproc != defaults.nproc) spec.replay_flags += " --nproc " + std::to_string(launch.nproc);
+  for (const std::string& arg : launch.launch_args) {
+    spec.replay_flags += " " + ShellWord("--engine-launch-arg=" + arg);
+  }
+  if (launch.device != defaults.device) spec.replay_flags += " --engine-device " + ShellWord(launch.device);
+  if (launch.timeout_ms != defaults.timeout_ms) {
+    char timeout[32];
+    std::snprintf(timeout, sizeof timeout, "%g", static_cast<double>(launch.timeout_ms) / 1000);
+    spec.replay_flags += std::string(" --engine-timeout ") + timeout;
+  }
   if (launch.launch != "none" && launch.launch != "torchrun") {
     throw std::invalid_argument("--engine-launch: '" + launch.launch + "' is not none | torchrun");
   }
@@ -256,6 +390,10 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
     if (launch.launch != "none") {
       throw std::invalid_argument(
           "--engine-launch: applies to vllm:PATH; with exec:CMD put the launcher in CMD");
+    }
+    if (!launch.sizing.empty()) {
+      throw std::invalid_argument(
+          "--engine-sizing: applies to vllm:PATH; with exec:CMD give the file to the adapter in CMD");
     }
     spec.argv = {"/bin/sh", "-c", command};
     return spec;
@@ -275,6 +413,18 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
     }
     source = std::filesystem::absolute(source, ec).lexically_normal().string();
   }
+  std::string sizing;
+  if (!launch.sizing.empty()) {
+    if (!std::filesystem::exists(launch.sizing, ec)) {
+      throw std::invalid_argument("--engine-sizing: no such file: " + launch.sizing);
+    }
+    if (!std::filesystem::is_regular_file(launch.sizing, ec)) {
+      throw std::invalid_argument("--engine-sizing: not a file: " + launch.sizing +
+                                  " (the .py that holds vLLM's sizing code)");
+    }
+    sizing = std::filesystem::absolute(launch.sizing, ec).lexically_normal().string();
+    spec.replay_flags += " --engine-sizing " + ShellWord(sizing);
+  }
   const std::string script =
       (std::filesystem::path(launch.adapters_dir) / "vllm" / "r3_adapter.py").string();
   if (!std::filesystem::exists(script, ec)) {
@@ -285,13 +435,18 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
   spec.argv = {python};
   if (launch.launch == "torchrun") {
     if (launch.nproc < 1) throw std::invalid_argument("--nproc: must be at least 1");
-    spec.argv.insert(spec.argv.end(), {"-m", "torch.distributed.run", "--nproc-per-node",
+    // The underscore spelling: torch 1.13's torchrun knows no other, 2.x takes both.
+    spec.argv.insert(spec.argv.end(), {"-m", "torch.distributed.run", "--nproc_per_node",
                                        std::to_string(launch.nproc)});
     spec.argv.insert(spec.argv.end(), launch.launch_args.begin(), launch.launch_args.end());
   } else if (!launch.launch_args.empty()) {
     throw std::invalid_argument("--engine-launch-arg: needs --engine-launch torchrun");
   }
   spec.argv.insert(spec.argv.end(), {script, "--source", source, "--device", launch.device});
+  if (!sizing.empty()) spec.argv.insert(spec.argv.end(), {"--sizing", sizing});
+  // Under torchrun the first process of this node speaks the protocol, whatever
+  // global rank a multi-node rendezvous gives it (other nodes run without it).
+  if (launch.launch == "torchrun") spec.argv.push_back("--protocol-node");
   return spec;
 }
 

@@ -27,6 +27,7 @@ struct LaunchOptions {
   std::string device = "cpu";  // cpu | cuda
   std::string adapters_dir;    // where engines/NAME/ live
   int64_t timeout_ms = 60000;  // per request, hello included
+  std::string sizing;          // --engine-sizing FILE (vllm:PATH only)
 };
 
 struct EngineSpec {
@@ -34,6 +35,9 @@ struct EngineSpec {
   std::string kind;               // vllm | exec
   std::vector<std::string> argv;  // the adapter command
   int64_t timeout_ms = 60000;
+  // The engine flags that reproduce this launch, as shell words after
+  // --sut (" --engine-device cuda"): replay hints copy them.
+  std::string replay_flags;
 };
 
 struct AdapterInfo {
@@ -52,8 +56,18 @@ bool IsEngineSut(std::string_view sut);
 // with a one-line message (a missing path, an empty command, a bad launch).
 EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch);
 
+// One shell word: `word` itself when it is plain, else single-quoted.
+std::string ShellWord(const std::string& word);
+
 // Starts the adapter and reads its hello. Throws sut::ExternalSutError.
 std::shared_ptr<sut::ExternalSut> StartEngine(const EngineSpec& spec);
+
+// Requests stay small enough to build and parse quickly, and their replies
+// below the protocol's line cap (ReplyLineCap; protocol_test measures the
+// reply to the largest batch). One case of up to kMaxEngineRanks ranks
+// still goes alone.
+inline constexpr size_t kMaxCasesPerRequest = 256;
+inline constexpr int64_t kMaxRanksPerRequest = 2048;
 
 // The largest case an engine SUT takes: its rows become real tensors.
 inline constexpr int64_t kMaxEngineRanks = 4096;

@@ -49,6 +49,53 @@ const json& Array(const json& obj, const std::string& path, const char* key, siz
   return v;
 }
 
+// An optional count: absent or null is nullopt.
+std::optional<int64_t> OptCount(const json& obj, const std::string& path, const char* key) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+    throw ProtocolError(Join(path, key) + ": expected an integer >= 0");
+  }
+  const int64_t x = it->get<int64_t>();
+  if (x > (int64_t{1} << 50)) {
+    throw ProtocolError(Join(path, key) + ": " + std::to_string(x) + " is outside [0, " +
+                        std::to_string(int64_t{1} << 50) + "]");
+  }
+  return x;
+}
+
+// null, or {"type": ..., "message": ...} as "Type: message".
+std::optional<std::string> OptException(const json& obj, const std::string& path,
+                                        const char* key) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  const std::string at = Join(path, key);
+  if (!it->is_object()) throw ProtocolError(at + ": expected null or {\"type\", \"message\"}");
+  return Str(*it, at, "type") + ": " + Str(*it, at, "message");
+}
+
+std::optional<SizingSource> ParseSizing(const json& hello) {
+  const auto it = hello.find("sizing");
+  if (it == hello.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) throw ProtocolError("hello: sizing: expected null or an object");
+  const std::string at = "hello: sizing";
+  SizingSource s;
+  s.source = Str(*it, at, "source");
+  if (!s.source.starts_with('/')) {
+    throw ProtocolError(at + ".source: '" + s.source + "' is not an absolute path");
+  }
+  s.sha256 = Str(*it, at, "sha256");
+  if (s.sha256.empty() || s.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    throw ProtocolError(at + ".sha256: expected lowercase hex");
+  }
+  s.kind = Str(*it, at, "kind");
+  if (s.kind != "monolithic" && s.kind != "sink") {
+    throw ProtocolError(at + ".kind: '" + s.kind + "' is not monolithic | sink");
+  }
+  s.interface = Str(*it, at, "interface");
+  return s;
+}
+
 // A run list of the case's rows: owners in [0, D), tokens within N[dp].
 RowRuns ParseRuns(const json& runs, const std::string& path, const Case& c) {
   if (!runs.is_array()) throw ProtocolError(path + ": expected an array");
@@ -144,6 +191,7 @@ Hello ParseHello(const std::string& line) {
   h.device = Str(j, "hello:", "device");
   h.world_size = Int(j, "hello:", "world_size", 1, 1 << 20);
   h.backend = Str(j, "hello:", "backend");
+  h.sizing = ParseSizing(j);
   return h;
 }
 
@@ -191,6 +239,21 @@ std::vector<CaseReply> ParseRunReply(const std::string& line, int64_t id,
       rank.tp_gather = gather.get<bool>();
       rank.stray = Int(jr, rat, "stray", 0, int64_t{1} << 50);
       rank.undecodable = Int(jr, rat, "undecodable", 0, int64_t{1} << 50);
+      rank.replay_rows = OptCount(jr, rat, "replay_rows");
+      rank.replay_error = OptException(jr, rat, "replay_error");
+      rank.kernel_slice_rows = OptCount(jr, rat, "kernel_slice_rows");
+      if (!rank.replay_rows) {
+        if (rank.replay_error) throw ProtocolError(rat + ".replay_error: given without replay_rows");
+        if (rank.kernel_slice_rows) {
+          throw ProtocolError(rat + ".kernel_slice_rows: given without replay_rows");
+        }
+      }
+      if (r > 0 && rank.replay_rows.has_value() != reply.ranks[0].replay_rows.has_value()) {
+        throw ProtocolError(rat + ".replay_rows: " +
+                            (rank.replay_rows ? "reported, but ranks[0] reports none"
+                                              : "missing, but ranks[0] reports its rows") +
+                            " (a case reports them on every rank or on none)");
+      }
     }
   }
   return out;

@@ -20,9 +20,29 @@ namespace r3::engine {
 
 inline constexpr int kProtocolVersion = 1;
 
+// The longest protocol line r3check reads from an adapter (newline excluded):
+// 4 MiB, or twice the request's size for a larger request (a reply may echo
+// the rows it was sent). A longer line is an error, not memory. The replies
+// to the largest requests r3check sends stay below it (protocol_test
+// measures them).
+inline constexpr size_t kMaxLineBytes = size_t{4} << 20;
+inline constexpr size_t ReplyLineCap(size_t request_bytes) {
+  return request_bytes > kMaxLineBytes / 2 ? 2 * request_bytes : kMaxLineBytes;
+}
+
 class ProtocolError : public std::runtime_error {
  public:
   explicit ProtocolError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// The engine's own replay-buffer sizing code, when the adapter loaded it
+// (hello's optional "sizing"): vLLM's FusedMoEExpertsMonolithic.set_capture_fn
+// ("monolithic") or RoutedExpertsSink ("sink").
+struct SizingSource {
+  std::string source;  // absolute path of the file that holds it
+  std::string sha256;
+  std::string kind;    // monolithic | sink
+  std::string interface;
 };
 
 struct Hello {
@@ -34,6 +54,7 @@ struct Hello {
   std::string device;
   int64_t world_size = 1;
   std::string backend;
+  std::optional<SizingSource> sizing;  // null or absent: none loaded
 };
 
 struct RankReply {
@@ -45,6 +66,15 @@ struct RankReply {
   bool tp_gather = false;
   int64_t stray = 0;
   int64_t undecodable = 0;
+  // Optional (absent or null: not reported). The engine's own sizing code,
+  // when it ran: the rows of the int16 replay buffer it allocated for this
+  // rank, its buffer check's exception for the kernel's n input rows
+  // ("ValueError: ..."), and the rows of the slice its hand-off gave the
+  // kernel. A case reports replay_rows on every rank or on none;
+  // replay_error and kernel_slice_rows need replay_rows.
+  std::optional<int64_t> replay_rows;
+  std::optional<std::string> replay_error;
+  std::optional<int64_t> kernel_slice_rows;
 };
 
 struct CaseReply {

@@ -35,6 +35,10 @@ class ExternalSut {
   virtual std::string Label() const = 0;
   // File-name safe, for default regression names: "vllm-engine".
   virtual std::string Id() const = 0;
+  // The engine's own replay-buffer sizing code it loaded, as observations
+  // name it ("vllm sizing: RoutedExpertsSink (routed_experts_capturer.py,
+  // sha256 1a2b3c4d5e6f)"); empty when it loaded none.
+  virtual std::string SizingLabel() const { return ""; }
 };
 
 }  // namespace r3::sut

@@ -36,10 +36,19 @@ struct RankObservation {
   int64_t capture_start = 0;
   int64_t capture_end = 0;
   std::string replay_error;  // the kernel's buffer check, empty when it passed
+  // The replay buffer an engine's own sizing code allocated for this rank;
+  // -1 (every built-in SUT): the observation's replay_rows.
+  int64_t replay_rows = -1;
+  // Rows of the buffer slice the engine's hand-off gave the kernel (the sink
+  // era's buffer[:len(a1q)]); -1: not observed.
+  int64_t kernel_slice_rows = -1;
 };
 
 struct Observation {
   std::optional<std::vector<int64_t>> local_sizes;
+  // The sizing policy: a built-in one's name, or the engine's own sizing
+  // code ("vllm sizing: FusedMoEExpertsMonolithic (modular_kernel.py, sha256
+  // 1a2b3c4d5e6f)"), whose rows are then per rank (the smallest here).
   std::string policy;
   int64_t replay_rows = 0;    // rows of the replay buffer
   int64_t kernel_rows = 0;    // largest n handed to the kernel this step

@@ -138,14 +138,17 @@ std::optional<std::string> Subprocess::ReadLine(int64_t timeout_ms, size_t max_l
     }
     scanned = buffer_.size();
     if (buffer_.size() > max_line_bytes) {
-      throw SubprocessError("sent a line longer than " + std::to_string(max_line_bytes) + " bytes");
+      throw SubprocessError("sent a line longer than the protocol's cap of " +
+                            std::to_string(max_line_bytes) + " bytes (docs/engines.md)");
     }
     pollfd p{from_child_, POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(MsLeft(deadline), 1000)));
     if (ready < 0 && errno != EINTR) throw SubprocessError(std::string("poll: ") + std::strerror(errno));
     if (ready <= 0) {
       if (MsLeft(deadline) == 0) {
-        throw SubprocessError("no reply within " + std::to_string(timeout_ms) + " ms (hung?)");
+        throw SubprocessError("no reply within " + std::to_string(timeout_ms) +
+                              " ms (hung? engine code may be waiting on input: a breakpoint(), "
+                              "input() or read of stdin)");
       }
       continue;
     }
