@@ -7,7 +7,7 @@
 #
 #   scripts/engine-gpu-run.sh [-b BUILD] [-o OUT] [-n CASES] [-p PYTHON] SOURCE...
 # SOURCE: what --sut vllm: takes (a checkout, a routed_experts_capturer.py, or
-# installed). Writes OUT/<label>-<run>.txt and OUT/<label>-throughput-*.json and prints
+# installed), optionally SOURCE::SIZING to give --engine-sizing SIZING. Writes OUT/<label>-<run>.txt and OUT/<label>-throughput-*.json and prints
 # each run's summary lines. Exit status 0 when every run finished (verdicts
 # are in the outputs), 1 otherwise.
 set -u
@@ -31,18 +31,24 @@ export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on shared hosts
 export R3_ENGINES_DIR=$PWD/engines R3CHECK_CORPUS=$PWD/corpus
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 status=0
-for source in "$@"; do
-  label=$(basename "$(dirname "$source")")
+for spec in "$@"; do
+  source=${spec%%::*}
+  sizing=""
+  [ "$spec" != "$source" ] && sizing=${spec#*::}
+  label=$(basename "$source" .py)
   [ -d "$source" ] && label=$(basename "$source")
+  [ -n "$sizing" ] && label="$label+$(basename "$sizing" .py)"
+  # One GPU: also two processes sharing it (real TP collectives over gloo).
   runs=("cpu:none:1" "gpu1:torchrun:1")
-  [ "$gpus" -ge 2 ] && runs+=("gpu$gpus:torchrun:$gpus")
+  if [ "$gpus" -ge 2 ]; then runs+=("gpu$gpus:torchrun:$gpus"); else runs+=("gpu1x2:torchrun:2"); fi
   for run in "${runs[@]}"; do
     IFS=: read -r name launch nproc <<<"$run"
     flags=(--sut "vllm:$source" --engine-python "$python" --engine-timeout 300)
+    [ -n "$sizing" ] && flags+=(--engine-sizing "$sizing")
     env=()
     if [ "$launch" = torchrun ]; then
       flags+=(--engine-launch torchrun --nproc "$nproc" --engine-device cuda)
-      [ "$nproc" = 1 ] && env=(CUDA_VISIBLE_DEVICES=0)
+      [ "$nproc" = 1 ] || [ "$gpus" -lt 2 ] && env=(CUDA_VISIBLE_DEVICES=0)
     fi
     txt=$out/$label-$name.txt
     env "${env[@]}" "$build/src/r3check" verify --cases "$cases" "${flags[@]}" >"$txt" 2>&1

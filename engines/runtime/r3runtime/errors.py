@@ -34,9 +34,13 @@ class StandInGap(AttributeError):
         super().__init__(text + (f" ({detail})" if detail else ""))
 
 
+MAX_MESSAGE = 400  # characters of an engine's message a reply carries (the protocol caps its lines)
+
+
 def one_line(text):
     text = str(text).strip()
-    return text.splitlines()[0] if text else ""
+    line = text.splitlines()[0] if text else ""
+    return line if len(line) <= MAX_MESSAGE else line[:MAX_MESSAGE - 3] + "..."
 
 
 def exc_text(e):

@@ -57,6 +57,8 @@ class ErrorsTest(unittest.TestCase):
         self.assertEqual(one_line("  first\nsecond "), "first")
         self.assertEqual(exc_text(ValueError("a\nb")), "ValueError: a")
         self.assertEqual(exc_text(KeyError()), "KeyError")
+        long = one_line("x" * 5000 + "\nsecond")  # an engine's huge message stays well under the line cap
+        self.assertEqual((len(long), long[-3:]), (400, "..."))
 
 
 if __name__ == "__main__":

@@ -71,9 +71,17 @@ void Subprocess::Stop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     if (!exited_) {
-      kill(-pid_, SIGKILL);
-      waitpid(pid_, &wait_status_, 0);
-      exited_ = true;
+      // SIGTERM first: an adapter unwinds on it and removes the engine's
+      // shared memory and lock files; SIGKILL for one that does not.
+      kill(-pid_, SIGTERM);
+      for (int i = 0; i < 100 && Status() == "still running"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (!exited_) {
+        kill(-pid_, SIGKILL);
+        waitpid(pid_, &wait_status_, 0);
+        exited_ = true;
+      }
     }
   }
   if (pid_ > 0) kill(-pid_, SIGKILL);  // leftovers of the group (torchrun workers)
