@@ -77,16 +77,9 @@ r3check=$build/src/r3check
 state=$build/overnight/$target
 corpus=$(realpath -m "${R3_FUZZ_CORPUS:-$root/corpus/fuzz-$target}")
 
-# What this run fuzzes. A resume with other settings would silently fuzz
-# another SUT into the same state: refuse it.
-config="target=$target sut=${R3_FUZZ_SUT:-} policy=${R3_FUZZ_POLICY:-} mutant=${R3_FUZZ_MUTANT:-} corpus=$corpus flags=${flags[*]}"
-if [[ $fresh == 0 && -f $state/total && -f $state/config && $(cat "$state/config") != "$config" ]]; then
-  echo "fuzz-overnight: $state holds an unfinished run of [$(cat "$state/config")], not [$config]: run with the same settings to resume it, or add --fresh" >&2
-  exit 2
-fi
-
 # A previous driver that was SIGKILLed leaves its fuzzer running: stop it,
-# before --fresh forgets where it was.
+# before --fresh forgets where it was, and before a resume with other
+# settings is refused (that run cannot go on: its fuzzer must not either).
 if [[ -f $state/fuzzer.pid ]]; then
   old=$(cat "$state/fuzzer.pid")
   if kill -0 "$old" 2>/dev/null && grep -q "${target}_fuzzer" "/proc/$old/cmdline" 2>/dev/null; then
@@ -97,6 +90,14 @@ if [[ -f $state/fuzzer.pid ]]; then
   fi
   rm -f "$state/fuzzer.pid"
 fi
+# What this run fuzzes. A resume with other settings would silently fuzz
+# another SUT into the same state: refuse it.
+config="target=$target sut=${R3_FUZZ_SUT:-} policy=${R3_FUZZ_POLICY:-} mutant=${R3_FUZZ_MUTANT:-} corpus=$corpus flags=${flags[*]}"
+if [[ $fresh == 0 && -f $state/total && -f $state/config && $(cat "$state/config") != "$config" ]]; then
+  echo "fuzz-overnight: $state holds an unfinished run of [$(cat "$state/config")], not [$config]: run with the same settings to resume it, or add --fresh" >&2
+  exit 2
+fi
+
 if [[ $fresh == 1 ]]; then rm -rf "$state"; fi
 
 mkdir -p "$state/work" "$state/artifacts" "$state/findings" "$corpus"
@@ -135,7 +136,8 @@ log "$done_s of $total s done; fuzzing ${remaining}s on $jobs jobs; corpus $corp
 
 progress() {  # the latest fork-mode status line as one progress line
   local line
-  line=$(grep -a '^#[0-9]*: cov:' "$state/fuzz.log" 2>/dev/null | tail -n 1 || true)
+  line=$(tail -c +"$((log_start + 1))" "$state/fuzz.log" 2>/dev/null | grep -a '^#[0-9]*: cov:' |
+    tail -n 1 || true)
   local finds
   finds=$(find "$state/artifacts" -type f | wc -l)
   if [[ -z $line ]]; then
@@ -156,6 +158,7 @@ progress() {  # the latest fork-mode status line as one progress line
 }
 
 fuzz_pid=
+log_start=0
 stop() {
   if [[ -n $fuzz_pid ]] && kill -0 "$fuzz_pid" 2>/dev/null; then
     kill -- "-$fuzz_pid" 2>/dev/null || kill "$fuzz_pid" 2>/dev/null || true
@@ -168,6 +171,11 @@ stop() {
 trap stop INT TERM
 
 if [[ $remaining -gt 0 ]]; then
+  # Each start of the fuzzer (a resume after a kill is another) counts its
+  # executions from 0: a "part" row tells scripts/fuzz_report.py to add the
+  # parts up, and progress reads only this part's status lines.
+  echo "part $done_s" >>"$state/progress.tsv"
+  log_start=$(stat -c %s "$state/fuzz.log" 2>/dev/null || echo 0)
   # setsid: the fuzzer and its fork-mode children form one process group,
   # so stopping it stops them all.
   # In the state folder: whatever libFuzzer writes beside its artifacts

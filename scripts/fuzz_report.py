@@ -2,7 +2,9 @@
 """The overnight driver's morning report (scripts/fuzz-overnight.sh): a JSON
 summary and an SVG plot of coverage and corpus size over the night, from the
 progress rows the driver logged (state/progress.tsv: seconds, execs, cov, ft,
-corpus, exec/s, findings). Python 3 standard library only.
+corpus, exec/s, findings). A run resumed after a kill has several parts, each
+begun by a "part SECONDS" row, and libFuzzer counts each part's executions
+from 0: the report adds them up. Python 3 standard library only.
 
     scripts/fuzz_report.py STATE_DIR TARGET SECONDS CORPUS_BEFORE CORPUS_AFTER FINDING...
 """
@@ -12,14 +14,30 @@ import sys
 
 
 def read_rows(path):
+    """The progress rows, execs summed over the parts of the run; and the
+    number of parts."""
     rows = []
+    done = 0  # the executions of the parts before this one
+    last = 0  # this part's latest count
+    parts = 0
     if os.path.exists(path):
         with open(path) as f:
             for line in f:
-                parts = line.split()
-                if len(parts) == 7 and all(p.isdigit() for p in parts):
-                    rows.append([int(p) for p in parts])
-    return rows
+                words = line.split()
+                if words[:1] == ['part']:
+                    done += last
+                    last = 0
+                    parts += 1
+                    continue
+                if len(words) == 7 and all(p.isdigit() for p in words):
+                    row = [int(p) for p in words]
+                    if row[1] < last:  # a restart without its "part" row
+                        done += last
+                        parts += 1
+                    last = row[1]
+                    row[1] += done
+                    rows.append(row)
+    return rows, max(parts, 1)
 
 
 def polyline(points, x0, y0, w, h, xmax, ymax, colour):
@@ -45,12 +63,13 @@ def panel(title, points, y0, xmax, colour):
 def main():
     state, target, seconds, before, after = sys.argv[1:6]
     findings = [f for f in sys.argv[6:] if f]
-    rows = read_rows(os.path.join(state, 'progress.tsv'))
+    rows, parts = read_rows(os.path.join(state, 'progress.tsv'))
     last = rows[-1] if rows else [0] * 7
     report = {
         'target': target,
         'seconds': int(seconds),
         'execs': last[1],
+        'parts': parts,
         'coverage': {'cov': last[2], 'ft': last[3]},
         'corpus': {'before': int(before), 'after': int(after), 'fuzzer_corpus': last[4]},
         'findings': findings,

@@ -99,14 +99,41 @@ rc=$?
 [[ $(grep -c . <<<"$err") == 1 ]] || fail "not one line: $err"
 grep -q 'mutant=no-sp-trim' <<<"$err" || fail "the message does not name the recorded mutant: $err"
 grep -q -- '--fresh' <<<"$err" || fail "the message does not name the fix: $err"
+# That run cannot go on: the fuzzer its killed driver left running is stopped.
+sleep 0.5
+kill -0 "$fuzzer_pid" 2>/dev/null && fail "the orphaned fuzzer (pid $fuzzer_pid) still runs after the refused resume"
 
 echo "== --fresh after kill -9 stops the fuzzer the killed driver left running"
+R3_FUZZ_MUTANT=no-sp-trim "$driver" -t 60 -j 1 >/dev/null 2>&1 &
+driver_pid=$!
+for _ in $(seq 50); do [[ -f $state/fuzzer.pid ]] && break; sleep 0.2; done
+fuzzer_pid=$(cat "$state/fuzzer.pid" 2>/dev/null)
+kill -9 "$driver_pid"; wait "$driver_pid" 2>/dev/null
 kill -0 "$fuzzer_pid" 2>/dev/null || fail "the stand-in fuzzer did not outlive its driver (test is void)"
 out=$("$driver" --fresh -t 1 -j 1 2>&1)
 rc=$?
 [[ $rc == 0 ]] || fail "--fresh exits $rc: $out"
 sleep 0.5
 kill -0 "$fuzzer_pid" 2>/dev/null && fail "the old fuzzer (pid $fuzzer_pid) still runs after --fresh"
+
+echo "== after kill -9 and a resume, report.json counts both parts' executions"
+"$driver" -t 6 -j 1 >/dev/null 2>&1 &
+driver_pid=$!
+for _ in $(seq 50); do grep -q '^[0-9]* 10 ' "$state/progress.tsv" 2>/dev/null && break; sleep 0.2; done
+grep -q '^[0-9]* 10 ' "$state/progress.tsv" 2>/dev/null || fail "the first part logged no progress"
+kill -9 "$driver_pid"; wait "$driver_pid" 2>/dev/null
+out=$("$driver" -t 6 -j 1 2>&1)
+rc=$?
+[[ $rc == 0 ]] || fail "the resume exits $rc: $out"
+grep -q 'resuming\|of 6 s done' <<<"$out" || fail "not a resume: $out"
+# the stand-in counts 10 then 20 per start: the first part's 10 plus the
+# resumed part's 20
+python3 - "$state" <<'PY' || fail "report.json does not sum the parts of the resumed run"
+import json, sys
+r = json.load(open(sys.argv[1] + '/report.json'))
+assert r['execs'] == 30 and r['parts'] == 2, (r['execs'], r.get('parts'), r['timeline'])
+assert [t['execs'] for t in r['timeline']] == sorted(t['execs'] for t in r['timeline']), r['timeline']
+PY
 
 if [[ $failures == 0 ]]; then echo "overnight driver: all checks passed"; exit 0; fi
 echo "overnight driver: $failures check(s) failed"
