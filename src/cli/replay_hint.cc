@@ -35,6 +35,7 @@ std::string VerdictFlags(const SutFlags& flags, const GpuFlags& gpu) {
   if (flags.nproc != defaults.nproc) add("--nproc", std::to_string(flags.nproc));
   for (const std::string& a : flags.engine_launch_args) out += " --engine-launch-arg=" + ShellWord(a);
   if (flags.engine_device != defaults.engine_device) add("--engine-device", flags.engine_device);
+  if (!flags.engine_sizing.empty()) add("--engine-sizing", flags.engine_sizing);
   if (flags.engine_timeout_s != defaults.engine_timeout_s) {
     std::ostringstream seconds;
     seconds.precision(17);

@@ -1,8 +1,6 @@
 #include "cli/version_judge.h"
 
 #include <algorithm>
-#include <iostream>
-#include <sstream>
 
 #include "cli/case_one_line.h"
 #include "r3/check/run_case.h"
@@ -13,51 +11,13 @@
 namespace r3::cli {
 namespace {
 
-// The engine layer prints the adapter's hello on stderr, one line:
-//   r3check: engine vllm: vllm capture from SOURCE (sha256 H, version V,
-//   INTERFACE, DEVICE xN, collectives B)
-// and exposes it no other way; the sweep reads it from there (and keeps it
-// off the terminal: its table shows it). Other lines pass through.
-void ReadHello(const std::string& captured, VersionVerdict* verdict) {
-  std::istringstream lines(captured);
-  std::string line;
-  while (std::getline(lines, line)) {
-    const size_t open = line.rfind(" (sha256 ");
-    const size_t version = open == std::string::npos ? open : line.find(", version ", open);
-    const size_t collectives = line.rfind(", collectives ");
-    const size_t device = collectives == std::string::npos || collectives == 0
-                              ? std::string::npos
-                              : line.rfind(", ", collectives - 1);
-    if (!line.starts_with("r3check: engine ") || version == std::string::npos ||
-        device == std::string::npos || device <= version) {
-      std::cerr << line << "\n";
-      continue;
-    }
-    const size_t v = version + std::string_view(", version ").size();
-    const size_t v_end = line.find(", ", v);
-    if (v_end == std::string::npos || v_end >= device) {
-      std::cerr << line << "\n";
-      continue;
-    }
-    verdict->engine_version = line.substr(v, v_end - v);
-    verdict->interface = line.substr(v_end + 2, device - v_end - 2);
-  }
-}
-
-// Starts the engine with stderr captured for ReadHello.
+// Starts the engine; its version and interface go on the version's line.
 sut::SutOptions StartEngine(const SutFlags& flags, VersionVerdict* verdict) {
-  std::ostringstream captured;
-  std::streambuf* const saved = std::cerr.rdbuf(captured.rdbuf());
-  struct Restore {
-    std::streambuf* saved;
-    ~Restore() { std::cerr.rdbuf(saved); }
-  };
-  sut::SutOptions options;
-  {
-    Restore restore{saved};
-    options = flags.Resolve();
+  sut::SutOptions options = flags.Resolve();
+  if (options.external) {
+    verdict->engine_version = options.external->EngineVersion();
+    verdict->interface = options.external->Interface();
   }
-  ReadHello(captured.str(), verdict);
   return options;
 }
 

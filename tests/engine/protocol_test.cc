@@ -321,6 +321,17 @@ TEST(ProtocolTest, FatalAndNonJsonRepliesAreErrors) {
   EXPECT_THROW(ParseRunReply(R"({"type":"hello","protocol":1})", 3, cases), ProtocolError);
 }
 
+TEST(ProtocolTest, HelloSaysHowTheDeviceWasMapped) {
+  json hello = SizingHello();
+  EXPECT_EQ(ParseHello(hello.dump()).device_map, "");  // absent: nothing mapped
+  hello["device_map"] = nullptr;
+  EXPECT_EQ(ParseHello(hello.dump()).device_map, "");
+  hello["device_map"] = "cuda -> cpu";
+  EXPECT_EQ(ParseHello(hello.dump()).device_map, "cuda -> cpu");
+  hello["device_map"] = 1;
+  EXPECT_NE(HelloErrorOf(hello).find("device_map"), std::string::npos) << HelloErrorOf(hello);
+}
+
 TEST(ProtocolTest, HelloChecksTheProtocolVersion) {
   json hello = {{"type", "hello"},     {"protocol", 1},        {"engine", "vllm"},
                 {"source", "/x.py"},   {"sha256", "ab"},        {"engine_version", "unknown"},

@@ -131,7 +131,8 @@ class Engine : public sut::ExternalSut {
     std::cerr << "r3check: engine " << spec_.kind << ": " << hello_.engine << " capture from "
               << hello_.source << " (sha256 " << hello_.sha256 << ", version "
               << hello_.engine_version << ", " << hello_.interface << ", " << hello_.device
-              << " x" << hello_.world_size << ", collectives " << hello_.backend << ")\n";
+              << " x" << hello_.world_size << ", collectives " << hello_.backend
+              << (hello_.device_map.empty() ? "" : ", device map " + hello_.device_map) << ")\n";
     if (hello_.sizing) {
       std::cerr << "r3check: engine " << spec_.kind << ": " << hello_.engine << " sizing from "
                 << hello_.sizing->source << " (sha256 " << hello_.sizing->sha256 << ", "
@@ -206,6 +207,8 @@ class Engine : public sut::ExternalSut {
   std::string Id() const override { return hello_.engine + "-engine"; }
 
   std::string SizingLabel() const override { return engine::SizingLabel(hello_); }
+  std::string EngineVersion() const override { return hello_.engine_version; }
+  std::string Interface() const override { return hello_.interface; }
 
  private:
   static void CheckSize(const Case& c) {
@@ -401,6 +404,11 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
   if (!sut.starts_with("vllm:")) throw std::invalid_argument("--sut: '" + sut + "' is not an engine SUT");
   spec.kind = "vllm";
   std::string source = sut.substr(5);
+  // ~/x as a shell would expand it (the shell leaves vllm:~/x alone).
+  if (const char* home = std::getenv("HOME");
+      home != nullptr && *home != '\0' && (source == "~" || source.starts_with("~/"))) {
+    source = home + source.substr(1);
+  }
   if (source.empty()) {
     throw std::invalid_argument(
         "--sut vllm:PATH: PATH is empty (a vLLM checkout, routed_experts_capturer.py, or "

@@ -192,6 +192,7 @@ Hello ParseHello(const std::string& line) {
   h.world_size = Int(j, "hello:", "world_size", 1, 1 << 20);
   h.backend = Str(j, "hello:", "backend");
   h.sizing = ParseSizing(j);
+  if (j.contains("device_map") && !j["device_map"].is_null()) h.device_map = Str(j, "hello:", "device_map");
   return h;
 }
 

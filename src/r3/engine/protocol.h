@@ -55,6 +55,7 @@ struct Hello {
   int64_t world_size = 1;
   std::string backend;
   std::optional<SizingSource> sizing;  // null or absent: none loaded
+  std::string device_map;  // "cuda -> cpu" when CUDA the engine named was mapped; else empty
 };
 
 struct RankReply {

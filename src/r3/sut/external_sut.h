@@ -39,6 +39,10 @@ class ExternalSut {
   // name it ("vllm sizing: RoutedExpertsSink (routed_experts_capturer.py,
   // sha256 1a2b3c4d5e6f)"); empty when it loaded none.
   virtual std::string SizingLabel() const { return ""; }
+  // What the engine said of itself: its version ("0.11.0", "unknown") and
+  // the interface the adapter drove ("RoutedExpertsCapturer(...)").
+  virtual std::string EngineVersion() const { return ""; }
+  virtual std::string Interface() const { return ""; }
 };
 
 }  // namespace r3::sut
