@@ -1,6 +1,8 @@
 #include "cli/case_input.h"
 
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include "cli/output_guard.h"
 #include "cli/sut_flags.h"
@@ -12,6 +14,11 @@ namespace r3::cli {
 Case ReadCaseArg(const std::string& path) {
   ClaimInput(path);
   if (path == "-") return ReadCase(std::cin, "<stdin>");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw UsageError(path + " is a directory; give case files (" + path +
+                     "/*.r3case), or use verify --corpus DIR");
+  }
   return LoadCaseFile(path);
 }
 

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/data_dirs.h"
 #include "cli/gpu_flags.h"
+#include "cli/number_flags.h"
 #include "cli/output_guard.h"
 #include "cli/sut_flags.h"
 #include "r3/check/report.h"
@@ -117,9 +118,11 @@ void AddMinimizeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("CASE", args->path, "case file (r3case format; - for stdin)")->required();
   args->flags.AddTo(*cmd);
   cmd->add_option("--budget-ms", args->budget_ms,
-                  "time budget in milliseconds (default " + std::to_string(args->budget_ms) + ")");
+                  "time budget in milliseconds (default " + std::to_string(args->budget_ms) + ")")
+      ->transform(Decimal());
   cmd->add_option("--invariant", args->invariant,
-                  "keep only this invariant (1-7) failing instead of the input's exact set");
+                  "keep only this invariant (1-7) failing instead of the input's exact set")
+      ->transform(Decimal());
   args->save = cmd->add_option("--save", args->save_name,
                                "write corpus/regressions/NAME.r3case (NAME defaults to "
                                "<mutant or sut>-<policy>-inv<N>)")

@@ -20,6 +20,12 @@ bool ParseWhole(std::string_view text, T* value) {
   return !text.empty() && error == std::errc() && stop == end;
 }
 
+// A check for a whole-number option that CLI11 would otherwise also read in
+// hex, octal or binary ("0x10" and "020" as 16): a 0x/0o/0b prefix is
+// refused ("must be a whole number in decimal, not '0x10'"), leading zeros
+// are dropped; anything else is left to the option's own conversion.
+CLI::Validator Decimal();
+
 // A check for a uint64_t option: "must be an integer in [0, 2^64 - 1]".
 CLI::Validator Unsigned64();
 

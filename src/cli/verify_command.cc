@@ -36,6 +36,8 @@ struct VerifyArgs {
   std::string save_failures;
   std::string replay;  // SEED:INDEX
   bool progress = false;
+  int64_t max_failures = 20;       // printed in full; the rest only counted
+  bool max_failures_given = false; // --json lists every failure unless given
   SutFlags flags;
   GpuFlags gpu;
 };
@@ -86,6 +88,7 @@ class Verifier {
            << args_.seed << "\n\n";
     RunAll(files);
     PrintSummary();
+    PrintFailures();
     if (!args_.junit.empty()) WriteJunit(args_.junit, "r3check-verify", records_);
     if (args_.json) PrintJson();
     return failures_ > 0 ? 1 : 0;
@@ -155,9 +158,15 @@ class Verifier {
     j["total"] = tally_json(Total());
     j["known_findings"] = finding_counts_;
     j["failures"] = nlohmann::ordered_json::array();
+    int64_t listed = 0;
     for (const CaseRecord& r : records_) {
-      if (r.verdict == "fail") j["failures"].push_back(RecordJson(r));
+      if (r.verdict != "fail") continue;
+      if (args_.max_failures_given && listed >= args_.max_failures) continue;
+      j["failures"].push_back(RecordJson(r));
+      ++listed;
     }
+    // Only with --max-failures given: the failures left out of the list.
+    if (args_.max_failures_given) j["failures_not_listed"] = failures_ - listed;
     j["ok"] = failures_ == 0;
     std::cout << j.dump(2) << "\n";
   }
@@ -178,8 +187,10 @@ class Verifier {
     if (outcome == CaseOutcome::kFail) {
       ++tally.fail;
       ++failures_;
-      text() << check::VerdictText(source, result, options_) << gpu_line << "--- case ---\n"
-             << PrintCase(c) << "------------\n";
+      if (Shown()) {
+        shown_.push_back(check::VerdictText(source, result, options_) + gpu_line +
+                         "--- case ---\n" + PrintCase(c) + "------------\n");
+      }
       if (index >= 0 && !args_.save_failures.empty()) SaveFailure(index, c, result);
     } else if (outcome == CaseOutcome::kKnown) {
       ++tally.known;
@@ -189,7 +200,7 @@ class Verifier {
       ++failures_;
       const std::string line = source + ": FAIL, the known finding no longer reproduces (" +
                                check::DescribeOptions(options_) + ")\n";
-      text() << line;
+      if (Shown()) shown_.push_back(line);
       if (keep) {
         record = MakeRecord(source, label, c, result, options_, /*listed=*/true);
         record.verdict = "fail";
@@ -283,8 +294,27 @@ class Verifier {
     text() << (failures_ == 0 ? "verify: OK\n" : "verify: FAILED\n");
   }
 
+  // Whether the failure being judged is printed in full (--max-failures).
+  bool Shown() const { return static_cast<int64_t>(shown_.size()) < args_.max_failures; }
+
+  // After the summary: the first --max-failures failures in full, then how
+  // many more there were.
+  void PrintFailures() {
+    for (const std::string& failure : shown_) text() << "\n" << failure;
+    const int64_t more = failures_ - static_cast<int64_t>(shown_.size());
+    if (more <= 0) return;
+    text() << "\n... and " << more << " more failure" << (more == 1 ? "" : "s");
+    if (args_.save_failures.empty()) {
+      text() << ": --save-failures DIR keeps every one";
+    } else {
+      text() << " (each generated one is in " << args_.save_failures << ")";
+    }
+    text() << "\n";
+  }
+
   const VerifyArgs& args_;
   sut::SutOptions options_;
+  std::vector<std::string> shown_;  // the failures printed in full
   bool progress_ = args_.progress || isatty(STDERR_FILENO) == 1;
   std::string corpus_;
   std::vector<CaseRecord> records_;
@@ -302,6 +332,7 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "verify", "the main job: the corpus (regressions first) plus N seeded generated cases");
   cmd->add_option("--cases", args->cases, "generated cases to check")
+      ->transform(Decimal())
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--seed", args->seed, "seed of the case sampler")->check(Unsigned64());
   cmd->add_option("--corpus", args->corpus,
@@ -318,11 +349,20 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--replay", args->replay,
                   "check only generated case INDEX of seed SEED (as a failure names it)")
       ->type_name("SEED:INDEX");
+  CLI::Option* max_failures =
+      cmd->add_option("--max-failures", args->max_failures,
+                      "print at most N failures in full, after the summary, and count the rest (0: "
+                      "none); with --json, list at most N (without it --json lists every one)")
+          ->type_name("N")
+          ->transform(Decimal())
+          ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+          ->capture_default_str();
   cmd->add_flag("--progress", args->progress,
                 "progress on stderr even when it is not a terminal (rate and time left)");
   args->flags.AddTo(*cmd);
   args->gpu.AddTo(*cmd);
-  cmd->callback([args, exit_code] {
+  cmd->callback([args, exit_code, max_failures] {
+    args->max_failures_given = max_failures->count() > 0;
     RejectGpuWithEngine(args->gpu, args->flags);
     *exit_code = Verifier(*args, args->flags.Resolve()).Run();
   });

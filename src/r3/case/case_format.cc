@@ -1,7 +1,9 @@
 #include "r3/case/case_format.h"
 
 #include <array>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -43,6 +45,8 @@ class Parser {
 
   Case Parse() {
     if (text_.size() > kMaxInputBytes) Fail(1, "r3case", "input is larger than 1 MiB");
+    // A UTF-8 byte-order mark (some Windows editors write one) is no text.
+    if (text_.starts_with("\xEF\xBB\xBF")) text_.remove_prefix(3);
     SplitLines();
     if (lines_.empty() || lines_.front().words[0] != "r3case") {
       Fail(lines_.empty() ? 1 : lines_.front().number, "r3case",
@@ -99,6 +103,13 @@ class Parser {
       ++number;
       std::string_view raw = text_.substr(pos, end - pos);
       if (raw.find('\0') != std::string_view::npos) Fail(number, "r3case", "NUL byte in input");
+      // CRLF is read; a CR before anything but the LF is an old-Mac (CR
+      // only) line ending, which would read as one long line.
+      const size_t cr = raw.find('\r');
+      if (cr != std::string_view::npos && cr + 1 < raw.size()) {
+        Fail(number, "r3case",
+             "old-Mac line endings (CR without LF); write LF or CRLF line ends, e.g. tr '\\r' '\\n'");
+      }
       const size_t hash = raw.find('#');
       if (hash != std::string_view::npos) raw = raw.substr(0, hash);
       std::vector<std::string_view> words = SplitWords(raw);
@@ -233,8 +244,13 @@ Case ReadCase(std::istream& in, const std::string& source) {
 }
 
 Case LoadCaseFile(const std::string& path) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CaseFormatError(path + ":0: r3case: cannot open file");
+  if (!in) {
+    const int error = errno;
+    throw CaseFormatError(path + ":0: r3case: cannot open file" +
+                          (error != 0 ? " (" + std::string(std::strerror(error)) + ")" : ""));
+  }
   return ReadCase(in, path);
 }
 

@@ -131,8 +131,7 @@ class Engine : public sut::ExternalSut {
     std::cerr << "r3check: engine " << spec_.kind << ": " << hello_.engine << " capture from "
               << hello_.source << " (sha256 " << hello_.sha256 << ", version "
               << hello_.engine_version << ", " << hello_.interface << ", " << hello_.device
-              << " x" << hello_.world_size << ", collectives " << hello_.backend
-              << (hello_.device_map.empty() ? "" : ", device map " + hello_.device_map) << ")\n";
+              << " x" << hello_.world_size << ", collectives " << hello_.backend << ")\n";
     if (hello_.sizing) {
       std::cerr << "r3check: engine " << spec_.kind << ": " << hello_.engine << " sizing from "
                 << hello_.sizing->source << " (sha256 " << hello_.sizing->sha256 << ", "
@@ -207,8 +206,6 @@ class Engine : public sut::ExternalSut {
   std::string Id() const override { return hello_.engine + "-engine"; }
 
   std::string SizingLabel() const override { return engine::SizingLabel(hello_); }
-  std::string EngineVersion() const override { return hello_.engine_version; }
-  std::string Interface() const override { return hello_.interface; }
 
  private:
   static void CheckSize(const Case& c) {
