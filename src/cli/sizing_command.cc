@@ -5,6 +5,7 @@
 
 #include "cli/case_input.h"
 #include "cli/commands.h"
+#include "cli/gpu_flags.h"
 #include "cli/output_file.h"
 #include "cli/sut_flags.h"
 #include "r3/check/layout_svg.h"
@@ -66,6 +67,7 @@ void RunSizing(const SizingArgs& args, int* exit_code) {
                      ": sizing reports the built-in policies whatever the built-in SUT; --sut "
                      "here takes an engine (vllm:PATH | exec:CMD)");
   }
+  RejectGpuOnlyMutants(/*gpu_path=*/false, args.flags);
   const sut::SutOptions options = args.flags.Resolve();
   const Case c = ReadCaseArg(args.path);
   std::optional<check::EngineSizing> engine;

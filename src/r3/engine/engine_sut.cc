@@ -124,14 +124,16 @@ sut::Observation ToObservation(const Case& c, const sut::DispatchPlan& plan,
 
 class Engine : public sut::ExternalSut {
  public:
-  explicit Engine(const EngineSpec& spec) : spec_(spec), process_(spec.argv) {
+  explicit Engine(const EngineSpec& spec)
+      : spec_(spec), process_(spec.argv, spec.exit_grace_ms) {
     Guard([&] {
       hello_ = ParseHello(Ask(HelloRequest(), "hello"));
     });
     std::cerr << "r3check: engine " << spec_.kind << ": " << hello_.engine << " capture from "
               << hello_.source << " (sha256 " << hello_.sha256 << ", version "
               << hello_.engine_version << ", " << hello_.interface << ", " << hello_.device
-              << " x" << hello_.world_size << ", collectives " << hello_.backend << ")\n";
+              << " x" << hello_.world_size << ", collectives " << hello_.backend
+              << (hello_.device_map.empty() ? "" : ", device map " + hello_.device_map) << ")\n";
     if (hello_.sizing) {
       std::cerr << "r3check: engine " << spec_.kind << ": " << hello_.engine << " sizing from "
                 << hello_.sizing->source << " (sha256 " << hello_.sizing->sha256 << ", "
@@ -206,6 +208,8 @@ class Engine : public sut::ExternalSut {
   std::string Id() const override { return hello_.engine + "-engine"; }
 
   std::string SizingLabel() const override { return engine::SizingLabel(hello_); }
+  std::string EngineVersion() const override { return hello_.engine_version; }
+  std::string Interface() const override { return hello_.interface; }
 
  private:
   static void CheckSize(const Case& c) {
@@ -444,6 +448,7 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
     spec.argv.insert(spec.argv.end(), {"-m", "torch.distributed.run", "--nproc_per_node",
                                        std::to_string(launch.nproc)});
     spec.argv.insert(spec.argv.end(), launch.launch_args.begin(), launch.launch_args.end());
+    spec.exit_grace_ms = 15000;
   } else if (!launch.launch_args.empty()) {
     throw std::invalid_argument("--engine-launch-arg: needs --engine-launch torchrun");
   }

@@ -35,6 +35,9 @@ struct EngineSpec {
   std::string kind;               // vllm | exec
   std::vector<std::string> argv;  // the adapter command
   int64_t timeout_ms = 60000;
+  // How long the adapter may take to exit after "bye": torchrun's agent
+  // first waits for its workers and for every node's agent (exit barrier).
+  int64_t exit_grace_ms = 500;
   // The engine flags that reproduce this launch, as shell words after
   // --sut (" --engine-device cuda"): replay hints copy them.
   std::string replay_flags;

@@ -24,7 +24,8 @@ int64_t MsLeft(Clock::time_point deadline) {
 
 }  // namespace
 
-Subprocess::Subprocess(const std::vector<std::string>& argv) {
+Subprocess::Subprocess(const std::vector<std::string>& argv, int64_t exit_grace_ms)
+    : exit_grace_ms_(exit_grace_ms) {
   if (argv.empty()) throw SubprocessError("empty command");
   // A write to an adapter that died must be an error here, not SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
@@ -67,7 +68,7 @@ void Subprocess::Stop() {
   to_child_ = -1;
   if (pid_ > 0 && !exited_) {
     // A well-behaved adapter exits on EOF (or after "bye"); give it a moment.
-    for (int i = 0; i < 50 && Status() == "still running"; ++i) {
+    for (int64_t i = 0; i < exit_grace_ms_ / 10 && Status() == "still running"; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     if (!exited_) {

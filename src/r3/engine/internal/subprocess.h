@@ -21,8 +21,11 @@ class Subprocess {
  public:
   // Starts argv[0] (searched on PATH) in a process group of its own, so that
   // everything it starts (torchrun's workers) is stopped with it.
-  explicit Subprocess(const std::vector<std::string>& argv);
-  ~Subprocess();  // closes stdin, waits briefly, then kills the group
+  // exit_grace_ms: how long the child may take to exit once its stdin is
+  // closed before it is stopped (a launcher such as torchrun waits for its
+  // workers and for the other nodes' agents first).
+  explicit Subprocess(const std::vector<std::string>& argv, int64_t exit_grace_ms = 500);
+  ~Subprocess();  // closes stdin, waits exit_grace_ms, then stops the group
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
 
@@ -42,6 +45,8 @@ class Subprocess {
 
  private:
   void Stop();
+
+  int64_t exit_grace_ms_;
 
   int pid_ = -1;
   int to_child_ = -1;
