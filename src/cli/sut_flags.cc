@@ -65,6 +65,12 @@ sut::SutOptions SutFlags::Resolve() const {
   engine::EngineSpec spec;
   sut::SutOptions options = ResolveWithoutStarting(&spec);
   if (IsEngine()) options.external = engine::StartEngine(spec);
+  if (options.external && !options.external->SizingLabel().empty() && policy != SutFlags{}.policy) {
+    // Invariant 1 judges the buffer the engine's own sizing code allocated.
+    throw UsageError("--policy " + policy + ": the engine loaded its own sizing code (" +
+                     options.external->SizingLabel() + "), which invariant 1 judges; a built-in "
+                     "policy would change nothing");
+  }
   return options;
 }
 

@@ -189,19 +189,28 @@ TEST(EngineCrashTest, AnEndlessLineStopsAtTheCapQuickly) {
 // buffer, not the built-in --policy. The fake adapter captures correctly, so
 // the buffer alone decides.
 TEST(EngineSizingTest, TheEnginesBufferOverridesThePolicy) {
-  // --policy legacy (M rows) fails the warmup step of the built-in sizing;
-  // the engine's 2^20 rows hold it.
-  Result r = R3check("check --policy legacy --sut " + Misbehaving("sizing-fits") +
-                     " seeds/tp2-dp2-warmup.r3case");
+  // The engine's 2^20 rows hold the warmup step, and they are what is judged.
+  Result r = R3check("check --sut " + Misbehaving("sizing-fits") + " seeds/tp2-dp2-warmup.r3case");
   EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("policy fake sizing: FusedMoEExpertsMonolithic"), std::string::npos) << r.out;
   std::string sha;
   for (int i = 0; i < 4; ++i) sha += "0123456789abcdef";
   EXPECT_NE(r.err.find("r3check: engine exec: fake sizing from /fake/modular_kernel.py (sha256 " +
                        sha + ", monolithic, FusedMoEExpertsMonolithic.set_capture_fn(fn))\n"),
             std::string::npos)
       << r.err;
-  // The same engine reporting no rows keeps the built-in policy: legacy fails.
-  r = R3check("check --policy legacy --sut " + Misbehaving("sizing-missing") +
+  // A built-in policy would change nothing then: a usage error, not a PASS.
+  r = R3check("check --policy legacy --sut " + Misbehaving("sizing-fits") +
+              " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("r3check: --policy legacy: the engine loaded its own sizing code (fake "
+                       "sizing: FusedMoEExpertsMonolithic (modular_kernel.py, sha256 "
+                       "0123456789ab)), which invariant 1 judges; a built-in policy would change "
+                       "nothing\n"),
+            std::string::npos)
+      << r.err;
+  // An engine that loaded no sizing code keeps the built-in policy: legacy fails.
+  r = R3check("check --policy legacy --sut " + Misbehaving("good") +
               " seeds/tp2-dp2-warmup.r3case");
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("(policy legacy, exact bound 16384)"), std::string::npos) << r.out;
