@@ -12,6 +12,8 @@
 # For the H200 machines: build r3check here, strip it into a git-ignored
 # folder named in `carry` (e.g. .gpucarry/r3check), carry the sources too.
 # Exit 0 when every source gave identical verdicts on every run.
+# Environment: R3_ENGINE_PYTHON (the adapter's interpreter, default: what
+# r3check picks), RUN_TIMEOUT (seconds per run, default 300).
 set -u
 [ $# -ge 3 ] || { echo "usage: $0 R3CHECK OUT SOURCE[::SIZING]..." >&2; exit 2; }
 bin=$1 out=$2
@@ -26,6 +28,7 @@ for spec in "$@"; do
   label=$(basename "$src" .py | cut -c1-40)
   for run in cpu gpu1 gpu2; do
     flags=(--sut "vllm:$src" --engine-timeout 300 --cases 300 --seed 7 --json)
+    [ -n "${R3_ENGINE_PYTHON:-}" ] && flags+=(--engine-python "$R3_ENGINE_PYTHON")
     [ -n "$sizing" ] && flags+=(--engine-sizing "$sizing")
     env=()
     case $run in
@@ -34,21 +37,32 @@ for spec in "$@"; do
             [ "$gpus" -ge 2 ] || env=(CUDA_VISIBLE_DEVICES=0) ;;
     esac
     start=$(date +%s)
-    env "${env[@]}" timeout 300 "$bin" verify "${flags[@]}" >"$out/$label-$run.json" 2>"$out/$label-$run.err"
+    env "${env[@]}" timeout "${RUN_TIMEOUT:-300}" "$bin" verify "${flags[@]}" >"$out/$label-$run.json" 2>"$out/$label-$run.err"
     rc=$?
     echo "$label $run: exit $rc, $(( $(date +%s) - start )) s; $(grep -o '[0-9]* of [0-9]* case(s) ran with real TP collectives.*' "$out/$label-$run.err" | head -1)"
     [ "$rc" -le 1 ] || status=1
   done
   python3 - "$out" "$label" <<'PY' || status=1
-import json, sys
+import json, re, sys
 out, label = sys.argv[1], sys.argv[2]
+# vLLM's own messages name the device ("... for 8192 tokens on cuda:0"):
+# the one difference a GPU run may show, so it is masked before comparing.
+DEVICE = re.compile(r"\b(cuda(:[0-9]+)?|cpu)\b")
+def masked(v):
+    if isinstance(v, str):
+        return DEVICE.sub("DEVICE", v)
+    if isinstance(v, list):
+        return [masked(x) for x in v]
+    if isinstance(v, dict):
+        return {k: masked(x) for k, x in v.items()}
+    return v
 def verdicts(run):
     try:
         j = json.load(open(f"{out}/{label}-{run}.json"))
     except ValueError:
         print(f"{label}: {run} gave no verdicts (see {out}/{label}-{run}.err)")
         sys.exit(1)
-    return j["total"], [{k: v for k, v in f.items() if k != "sut"} for f in j["failures"]]
+    return j["total"], [masked({k: v for k, v in f.items() if k != "sut"}) for f in j["failures"]]
 cpu = verdicts("cpu")
 for run in ("gpu1", "gpu2"):
     same = verdicts(run) == cpu

@@ -9,7 +9,10 @@ The engine's part is a *binding* (engines/NAME/): an object with
   capture(cap, case, d, t, topk_ids)      one capture call, as the engine's layer makes it
   cleanup(cap)                            free what the capturer holds (shared memory, files)
   replay (optional)                       the engine's replay-buffer sizing: replay.run(case, d, t, x,
-                                          deliver) -> ReplayResult, see below
+                                          deliver, record) calls record(ReplayResult) before it
+                                          hands the rows on with deliver(topk), so that a capture
+                                          that raises still reports the buffer; replay.rows(case,
+                                          d, t) is the buffer's size alone
 
 Capturers are cached per shape and rank (LRU). The buffer is zeroed before
 each capture; rows are encoded and decoded by r3runtime.rows. The TP group
@@ -72,6 +75,12 @@ def _engine_error(ex):
     return {"type": type(ex).__name__, "message": one_line(ex)}
 
 
+def _record_replay(res, out):
+    res["replay_rows"] = out.rows
+    res["replay_error"] = None if out.error is None else {"type": out.error[0], "message": out.error[1]}
+    res["kernel_slice_rows"] = out.slice_rows
+
+
 class CaptureEngine:
     def __init__(self, binding, device, rank):
         self.binding = binding
@@ -123,10 +132,8 @@ class CaptureEngine:
         if replay is None:
             self.binding.capture(entry.cap, case, d, t, x)
             return
-        out = replay.run(case, d, t, x, lambda topk: self.binding.capture(entry.cap, case, d, t, topk))
-        res["replay_rows"] = out.rows
-        res["replay_error"] = None if out.error is None else {"type": out.error[0], "message": out.error[1]}
-        res["kernel_slice_rows"] = out.slice_rows
+        replay.run(case, d, t, x, lambda topk: self.binding.capture(entry.cap, case, d, t, topk),
+                   lambda out: _record_replay(res, out))
 
     def run_rank(self, case, d, t, group):
         """Runs one capture: ("stop", input, result) when it stopped at an
@@ -142,6 +149,11 @@ class CaptureEngine:
             entry = self.capturer(case, d, t)
             if entry.error is not None:
                 res["error"] = dict(entry.error)
+                replay = getattr(self.binding, "replay", None)
+                if replay is not None:
+                    # Every rank of a case reports its replay buffer, also
+                    # one whose capturer could not be built (no kernel call).
+                    _record_replay(res, ReplayResult(replay.rows(case, d, t)))
             else:
                 if entry.dirty:
                     entry.buf.zero_()

@@ -120,19 +120,28 @@ class ReplaySizing:
             return tensors[0]
         raise StandInGap("the replay sizing adapter", "buffer", "no replay buffer tensor after set_capture_fn")
 
-    def run(self, case, d, t, x, deliver):
-        """ReplayResult for rank (d, t) whose kernel input is x (n rows);
-        deliver(topk) is the capture call vLLM's hand-off reaches."""
-        n = x.shape[0]
+    def _allocated(self, case, d, t):
         try:
-            obj, box = self._holder(case, d, t)
+            return self._holder(case, d, t)
         except Exception as ex:
             if gap_in(ex) is not None:
                 raise
             raise Fatal(f"vLLM's replay sizing ({self.interface}) failed to allocate: {type(ex).__name__}: {one_line(ex)}")
+
+    def rows(self, case, d, t):
+        """Rows of the replay buffer vLLM allocates for rank (d, t)."""
+        return int(self._buffer(self._allocated(case, d, t)[0]).shape[0])
+
+    def run(self, case, d, t, x, deliver, record):
+        """Rank (d, t)'s kernel call on input x (n rows): record(ReplayResult)
+        is called before deliver(topk), the capture call vLLM's hand-off
+        reaches, so a capture that raises still reports the buffer."""
+        n = x.shape[0]
+        obj, box = self._allocated(case, d, t)
         box[0] = deliver
         buf = self._buffer(obj)
         rows = int(buf.shape[0])
+        record(ReplayResult(rows))  # until the kernel call is known to happen
         if self.kind == "monolithic":
             try:
                 make = obj._maybe_make_routing_replay_buffer
@@ -143,8 +152,9 @@ class ReplaySizing:
                 # vLLM's own check raised: the step stops before the kernel.
                 # r3check still runs the capture on the kernel's rows
                 # (docs/engines.md), so that sizing and capture are judged apart.
+                record(ReplayResult(rows, (type(ex).__name__, one_line(ex)), None))
                 deliver(x)
-                return ReplayResult(rows, (type(ex).__name__, one_line(ex)), None)
+                return
             if out is None:
                 raise Fatal(f"{self.interface}: returned no buffer although a capture fn is set")
             dst = out[:n]
@@ -152,6 +162,7 @@ class ReplaySizing:
                 dst.copy_(x)  # the stand-in kernel writes its routing_replay_out (the cast .to() makes)
             else:
                 out[:n] = x.to(out.dtype)  # (and whatever error a shape mismatch gives)
+            record(ReplayResult(rows, None, n))
             dispatch = getattr(obj, "_maybe_dispatch_routing_replay", None)
             if callable(dispatch):
                 if profile.ON:
@@ -160,7 +171,7 @@ class ReplaySizing:
                     dispatch(out, n)
             else:
                 deliver(out[:n])
-            return ReplayResult(rows, None, n)
+            return
         out_fn = getattr(obj, "out", None)
         if callable(out_fn):  # sinks with their own check: out(n) gives the kernel's routing_replay_out
             try:
@@ -168,12 +179,14 @@ class ReplaySizing:
             except Exception as ex:
                 if gap_in(ex) is not None:
                     raise
+                record(ReplayResult(rows, (type(ex).__name__, one_line(ex)), None))
                 deliver(x)  # as for the monolithic check: capture is judged apart
-                return ReplayResult(rows, (type(ex).__name__, one_line(ex)), None)
+                return
         else:
             piece = buf[:n]  # the kernel's sink.buffer[: len(a1q)], no check
         s = min(int(piece.shape[0]), n)
         piece[:s] = x[:s].to(piece.dtype)  # the stand-in kernel writes what fits of its rows
+        record(ReplayResult(rows, None, s))
         hand_off = getattr(obj, "capture", None)
         if callable(hand_off):
             if profile.ON:
@@ -182,4 +195,3 @@ class ReplaySizing:
                 hand_off(n)
         else:
             obj.capture_fn(piece[:n])
-        return ReplayResult(rows, None, s)
