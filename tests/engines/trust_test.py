@@ -20,7 +20,7 @@ import textwrap
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from adapter_test import (EAGER_SP, FIXTURES, HAVE_TORCH, NON_SP_NAIVE, TARGET_REL, AdapterTestBase, P, R,  # noqa: E402
+from adapter_test import (EAGER_SP, FIXTURES, HAVE_TORCH, INTERNAL_SP, NON_SP_NAIVE, TARGET_REL, AdapterTestBase, P, R,  # noqa: E402
                           fixture, make_case)
 
 HEADER = """\
@@ -313,6 +313,18 @@ class ReplaySizingTest(AdapterTestBase):
         _, ranks = self.ranks("monolithic-post50874", EAGER_SP)  # through the int16 buffer, SP padding and all
         self.assertEqual([r["captured"] for r in ranks], [[R(0, 0, 5)]] * 2 + [[R(1, 0, 3)]] * 2)
 
+    def test_the_int16_replay_rows_cannot_be_tp_gathered_over_nccl(self):
+        # Under SP-internal dispatch capture() all-gathers its shard over TP.
+        # Handed the rows through vLLM's int16 replay buffer it gathers an
+        # int16 tensor, which NCCL has no type for: the deployment raises,
+        # so the verdict is the engine's error, in one process as under torchrun.
+        _, ranks = self.ranks("monolithic-post50874", INTERNAL_SP)
+        for r in ranks:
+            self.assertEqual(r["error"], {"type": "TypeError", "message": (
+                "Input tensor data type is not supported for NCCL process group: Short")}, r)
+        _, (res,) = self.run_cases(fixture("post50874"), [INTERNAL_SP])  # int32 topk ids gather fine
+        self.assertEqual([r["error"] for r in res["ranks"]], [None] * 4)
+
     def test_sink_sizing_fits(self):
         hello, ranks = self.ranks("sink")
         self.assertEqual(hello["sizing"]["kind"], "sink")
@@ -334,9 +346,9 @@ class ReplaySizingTest(AdapterTestBase):
         small = make_case(2, 2, [5, 3], [R(0, 0, 5), P(1), R(1, 0, 3), P(1)], local_sizes=[3, 3, 2, 2], m=3)
         _, ranks = self.ranks("sink-short", small)
         self.assertEqual([(r["n"], r["replay_rows"], r["kernel_slice_rows"]) for r in ranks], [(10, 3, 3)] * 4)  # 3 + 3 + 2 + 2 gathered rows
-        # DP rank 0's own copy of its 5 rows into the 3-row slice raises;
-        # DP rank 1 takes DP rank 0's rows.
-        self.assertEqual([(r["error"] or {}).get("type") for r in ranks], ["RuntimeError"] * 2 + [None] * 2)
+        # DP rank 0's 3-row slice is cdiv(5, 2): its TP all-gather of the
+        # int16 rows raises as NCCL does; DP rank 1 takes DP rank 0's rows.
+        self.assertEqual([(r["error"] or {}).get("type") for r in ranks], ["TypeError"] * 2 + [None] * 2)
         self.assertEqual(ranks[2]["captured"], [R(0, 0, 3)])
 
     def test_a_sink_with_its_own_check_raises_it(self):

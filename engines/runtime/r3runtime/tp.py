@@ -15,6 +15,15 @@ from r3runtime.rows import DTYPE_CODE
 _IDENTITY_WHEN_ALONE = ("all_reduce", "all_gatherv", "reduce_scatter", "reduce_scatterv", "broadcast")
 MAX_GATHERS = 4  # TP all-gathers one capture() may make under emulation
 
+# Integer dtypes torch.distributed's NCCL backend has no type for (its
+# ncclDataType map: int8, uint8, int32, int64, bool, the float types). A TP
+# all-gather of such a tensor raises in a deployment, so it raises here too,
+# in one process as under torchrun (where gloo would say "Invalid scalar
+# type" instead): vLLM's monolithic replay hands capture() int16 rows.
+_NCCL_LACKS = {getattr(torch, n): c for n, c in (("int16", "Short"), ("uint16", "UInt16"), ("uint32", "UInt32"),
+                                                 ("uint64", "UInt64")) if hasattr(torch, n)}
+_NCCL_LACKS = {d: c for d, c in _NCCL_LACKS.items() if d not in (torch.int32, torch.int64)}  # torch < 2.3 aliases
+
 
 class Group:
     """Attributes of vLLM's GroupCoordinator; the collective is the subclass's."""
@@ -72,7 +81,10 @@ class TPGroupBase(Group):
     def all_gather(self, input_, dim=-1):
         self.called = True
         if self.world_size == 1:
-            return input_
+            return input_  # as vLLM's GroupCoordinator: no collective
+        lacks = _NCCL_LACKS.get(input_.dtype)
+        if lacks is not None:
+            raise TypeError(f"Input tensor data type is not supported for NCCL process group: {lacks}")
         return self._gather(input_, dim)
 
     def finish(self):
