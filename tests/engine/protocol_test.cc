@@ -332,6 +332,15 @@ TEST(ProtocolTest, HelloSaysHowTheDeviceWasMapped) {
   EXPECT_NE(HelloErrorOf(hello).find("device_map"), std::string::npos) << HelloErrorOf(hello);
 }
 
+TEST(ProtocolTest, HelloSaysWhichDtypesStoodIn) {
+  json hello = SizingHello();
+  EXPECT_EQ(ParseHello(hello.dump()).dtype_map, "");  // absent: a torch with every dtype
+  hello["dtype_map"] = "uint16 -> int32";
+  EXPECT_EQ(ParseHello(hello.dump()).dtype_map, "uint16 -> int32");
+  hello["dtype_map"] = false;
+  EXPECT_NE(HelloErrorOf(hello).find("dtype_map"), std::string::npos) << HelloErrorOf(hello);
+}
+
 TEST(ProtocolTest, HelloChecksTheProtocolVersion) {
   json hello = {{"type", "hello"},     {"protocol", 1},        {"engine", "vllm"},
                 {"source", "/x.py"},   {"sha256", "ab"},        {"engine_version", "unknown"},

@@ -256,6 +256,12 @@ class InterfacesTest(OneOffEngines):
                                              "max_num_kv_tokens, model_config, instance_id, enable_shared_memory)")
         self.assert_ranks(res, {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
 
+    def test_the_hello_names_the_dtypes_that_stand_in(self):
+        import torch
+        old_torch = tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 3)  # no torch.uint16 before 2.3
+        hello, _ = self.run_cases(fixture("post50874"), [EAGER_SP])
+        self.assertEqual(hello.get("dtype_map"), "uint16 -> int32, uint32 -> int64, uint64 -> int64" if old_torch else None)
+
     @unittest.skipIf(__import__("torch").cuda.is_available(), "the device map is for CPU-only torch")
     def test_a_hard_coded_cuda_device_runs_on_the_cpu(self):
         src = self.engine(module_code="""

@@ -104,6 +104,9 @@ def run(name, load_binding, stdio, adapter_dirs=(), argv=None):
             mapped = torch_compat.device_map()
             if mapped:
                 adapter.hello["device_map"] = mapped
+            standins = torch_compat.dtype_map()
+            if standins:
+                adapter.hello["dtype_map"] = standins
             rc = adapter.loop()
         except Fatal as f:
             msg = one_line(f) or "fatal error"

@@ -18,6 +18,9 @@ import torch
 log = logging.getLogger("r3runtime")
 
 
+_DTYPE_STANDINS = []
+
+
 def install():
     # torch < 2.3 has no unsigned 16/32/64-bit dtypes, which capturer
     # modules name at construction (e.g. to pick a snapshot dtype by
@@ -26,6 +29,7 @@ def install():
     for name, wider in (("uint16", "int32"), ("uint32", "int64"), ("uint64", "int64")):
         if not hasattr(torch, name):
             setattr(torch, name, getattr(torch, wider))
+            _DTYPE_STANDINS.append(f"{name} -> {wider}")
             log.info("torch %s has no torch.%s: torch.%s stands in", torch.__version__, name, wider)
     lib = torch.library
     if not hasattr(lib, "custom_op"):
@@ -112,6 +116,12 @@ def map_cuda_to(device):
 
     torch.Tensor.to = tensor_to
     torch.Tensor.cuda = lambda self, *a, **k: self.to(remap("cuda"))
+
+
+def dtype_map():
+    """"uint16 -> int32, ..." where this torch lacks a dtype and a wider one
+    stands in (a buffer made as uint16 then reports int32), else None."""
+    return ", ".join(_DTYPE_STANDINS) or None
 
 
 def device_map():

@@ -193,6 +193,7 @@ Hello ParseHello(const std::string& line) {
   h.backend = Str(j, "hello:", "backend");
   h.sizing = ParseSizing(j);
   if (j.contains("device_map") && !j["device_map"].is_null()) h.device_map = Str(j, "hello:", "device_map");
+  if (j.contains("dtype_map") && !j["dtype_map"].is_null()) h.dtype_map = Str(j, "hello:", "dtype_map");
   return h;
 }
 

@@ -56,6 +56,9 @@ struct Hello {
   std::string backend;
   std::optional<SizingSource> sizing;  // null or absent: none loaded
   std::string device_map;  // "cuda -> cpu" when CUDA the engine named was mapped; else empty
+  // "uint16 -> int32, ..." when the adapter's torch lacks those dtypes and a
+  // wider one stands in (invariant 6 then sees the wider dtype); else empty.
+  std::string dtype_map;
 };
 
 struct RankReply {
