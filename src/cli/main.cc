@@ -1,9 +1,10 @@
 // r3check: property-based verification of vLLM's routed-experts capture.
 #include <csignal>
 #include <cstdio>
-#include <string>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -73,10 +74,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    r3::cli::ClaimOutputsOfUnparsedLine(std::vector<std::string>(argv + 1, argv + argc));
     return fail(2, std::string("r3check: ") + e.what());
   } catch (const r3::CaseFormatError& e) {
     return fail(2, e.what());
   } catch (const r3::cli::UsageError& e) {
+    // Raised by one flag's check, maybe before another output flag's ran.
+    r3::cli::ClaimOutputsOfUnparsedLine(std::vector<std::string>(argv + 1, argv + argc));
     return fail(2, std::string("r3check: ") + e.what());
   } catch (const r3::sut::ExternalSutError& e) {
     return fail(2, std::string("r3check: ") + e.what());

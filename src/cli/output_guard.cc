@@ -163,6 +163,30 @@ void RecordFailureInOutputs(const std::string& message) {
   TheRegistry().outputs.clear();
 }
 
+void ClaimOutputsOfUnparsedLine(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    for (const std::string flag : {"--junit", "--svg"}) {
+      std::string path;
+      if (args[i] == flag && i + 1 < args.size()) {
+        path = args[i + 1];
+      } else if (args[i].rfind(flag + "=", 0) == 0) {
+        path = args[i].substr(flag.size() + 1);
+      } else {
+        continue;
+      }
+      struct stat st;
+      if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;  // nothing stale there
+      bool claimed = false;
+      for (const Output& out : TheRegistry().outputs) claimed = claimed || out.path == path;
+      if (claimed) continue;
+      try {
+        ClaimOutputFile(flag, path);  // refuses case files and files of another kind, as always
+      } catch (const UsageError&) {
+      }
+    }
+  }
+}
+
 void GuardOutputOptions(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     for (const char* name : {"--junit", "--svg", "--save-failures"}) {

@@ -10,6 +10,7 @@
 #define R3_CLI_OUTPUT_GUARD_H_
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -40,6 +41,12 @@ void ClaimInputFolder(const std::string& path);
 // claimed file is removed, so no output of an earlier run stays in place
 // looking like this run's.
 void RecordFailureInOutputs(const std::string& message);
+
+// For a command line that could not be parsed (the output flags' own checks
+// may not have run): claims each existing regular file named by --junit or
+// --svg in `args`, if the usual checks allow writing it, so that
+// RecordFailureInOutputs replaces an earlier run's report.
+void ClaimOutputsOfUnparsedLine(const std::vector<std::string>& args);
 
 // True when `path` is the same file as an input of this run.
 bool IsInput(const std::string& path);

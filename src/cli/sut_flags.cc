@@ -1,5 +1,6 @@
 #include "cli/sut_flags.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -11,14 +12,34 @@ namespace r3::cli {
 
 namespace {
 
-// CLI::Range lets NaN through (every comparison with it is false).
+// Plain decimal seconds: digits, an optional fraction and exponent. CLI11
+// reads with strtod, which also takes "nan" (CLI::Range lets it through:
+// every comparison with it is false), "inf" and hex floats ("0x1p3" is 8).
+bool PlainDecimal(const std::string& text) {
+  size_t i = 0;
+  size_t digits = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    const size_t exponent = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == exponent) return false;
+  }
+  return i == text.size();
+}
+
 CLI::Validator FiniteSeconds() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        return std::isnan(value) ? "must be a number of seconds in [0.001, 86400], not '" + text + "'"
-                                 : "";
+        return PlainDecimal(text)
+                   ? ""
+                   : "must be a decimal number of seconds in [0.001, 86400], not '" + text + "'";
       },
       "");
 }

@@ -77,8 +77,10 @@ class Verifier {
     }
     if (!args_.save_failures.empty()) {
       std::filesystem::create_directories(args_.save_failures, ec);
-      if (!std::filesystem::is_directory(args_.save_failures, ec)) {
-        throw UsageError("--save-failures: cannot create the folder " + args_.save_failures);
+      std::error_code is_dir_ec;
+      if (!std::filesystem::is_directory(args_.save_failures, is_dir_ec)) {
+        throw UsageError("--save-failures: cannot create the folder " + args_.save_failures +
+                         (ec ? " (" + ec.message() + ")" : ""));
       }
     }
     corpus_ = corpus;

@@ -151,7 +151,14 @@ INSTANTIATE_TEST_SUITE_P(
                  "t.r3case:7: sp: on needs ep on, tp > 1 and dp > 1"},
         BadInput{"Empty", "", "t.r3case:1: r3case: the first line must be the header 'r3case 1'"},
         BadInput{"NulByte", std::string("r3case 1\n\0dp 1\n", 15),
-                 "t.r3case:2: r3case: NUL byte in input"}),
+                 "t.r3case:2: r3case: NUL byte in input"},
+        BadInput{"Latin1Byte", WithLine("dp", "dp 2\xe9"),
+                 "t.r3case:3: r3case: byte 0xe9 at column 5 is not ASCII (outside '#' comments a "
+                 "case file holds ASCII only: keys, numbers, on/off words)"},
+        BadInput{"NonBreakingSpace", WithLine("tp", "tp\xc2\xa0" "2"),
+                 "t.r3case:4: r3case: byte 0xc2 at column 3 is not ASCII (outside '#' comments a "
+                 "case file holds ASCII only: keys, numbers, on/off words)"},
+        BadInput{"AnyBytesInAComment", WithLine("dp", "dp 2  # caf\xe9, \xc2\xa0"), ""}),
     [](const testing::TestParamInfo<BadInput>& info) { return info.param.name; });
 
 TEST(CaseFormatTest, MissingFileIsAFormatError) {
@@ -325,8 +332,12 @@ TEST(CaseFormatTest, UnknownKeysAreQuotedPrintableAndCutAtFortyBytes) {
   EXPECT_EQ(ErrorOf("r3case 1\n" + forty + "z\n"), "t.r3case:2: " + forty + ": unknown key");
   EXPECT_EQ(ErrorOf("r3case 1\n" + forty.substr(1) + "z\n"),
             "t.r3case:2: " + forty.substr(1) + "z: unknown key");
-  // Printable ASCII is 0x20..0x7e; everything else becomes '?'.
-  EXPECT_EQ(ErrorOf("r3case 1\n!a~\x1f\x7f\x80\xff\x01z\n"), "t.r3case:2: !a~?????z: unknown key");
+  // Printable ASCII is 0x20..0x7e; control bytes become '?' (a byte past
+  // 0x7f is refused before, with its value).
+  EXPECT_EQ(ErrorOf("r3case 1\n!a~\x1f\x7f\x01z\n"), "t.r3case:2: !a~???z: unknown key");
+  EXPECT_EQ(ErrorOf("r3case 1\n!a~\x1f\x7f\x80\xff\x01z\n"),
+            "t.r3case:2: r3case: byte 0x80 at column 6 is not ASCII (outside '#' comments a case "
+            "file holds ASCII only: keys, numbers, on/off words)");
 }
 
 }  // namespace

@@ -172,6 +172,50 @@ TEST(OutputsE2eTest, ARunThatEndsInErrorReplacesAnEarlierGreenJunit) {
   EXPECT_FALSE(Has(report, "tp2-dp2-eager")) << "the earlier run's testcase is gone: " << report;
 }
 
+TEST(OutputsE2eTest, AnUnparseableCommandLineReplacesAnEarlierGreenJunit) {
+  // --cases fails its check before --junit's ran: the green report of the
+  // earlier run used to stay in place.
+  const Scratch s("unparsed-junit");
+  const std::string xml = s.Path("r3.xml");
+  const std::string svg = s.Path("r3.svg");
+  ASSERT_EQ(R3check("verify --cases 5 --junit " + xml).status, 0);
+  ASSERT_EQ(R3check("explain --svg " + svg + " seeds/" + kEager).status, 0);
+  for (const std::string args : {"verify --cases 0x10 --junit " + xml, "verify --cases five --junit=" + xml,
+                                 "verify --junit " + xml + " --no-such-flag"}) {
+    const Result r = R3check(args);
+    EXPECT_EQ(r.status, 2) << args;
+    const std::string report = Slurp(xml);
+    // Only the error testcase: the earlier run's testcases are gone.
+    EXPECT_TRUE(Has(report, "<testsuites name=\"r3check\" tests=\"1\" failures=\"0\" errors=\"1\">")) << args << report;
+    ASSERT_EQ(R3check("verify --cases 5 --junit " + xml).status, 0);
+  }
+  EXPECT_EQ(R3check("explain --no-such-flag --svg " + svg + " seeds/" + kEager).status, 2);
+  EXPECT_FALSE(std::filesystem::exists(svg)) << "a picture of the earlier run would stay";
+  // A case file named after --junit is still never written.
+  const std::string seed = s.Path("seed.r3case");
+  std::filesystem::copy_file(kCorpus + "/seeds/" + kEager, seed);
+  const std::string before = Slurp(seed);
+  EXPECT_EQ(R3check("check --cases 3 --junit " + seed + " seeds/" + kEager).status, 2);
+  EXPECT_EQ(Slurp(seed), before);
+}
+
+TEST(OutputsE2eTest, AnOutputNobodyMayWriteIsRefusedBeforeTheRun) {
+  // sysfs refuses new files even to root (CI runs as root, where a chmod
+  // 000 folder would not stop anything), so this denies on every machine.
+  ASSERT_TRUE(std::filesystem::is_directory("/sys")) << "a Linux machine has sysfs";
+  const Result j = R3check("verify --cases 3000 --junit /sys/r3check.xml");
+  EXPECT_EQ(j.status, 2);
+  EXPECT_EQ(j.out, "") << "nothing ran, so nothing may say OK";
+  EXPECT_EQ(j.err, "r3check: --junit: cannot write /sys/r3check.xml (Permission denied)\n");
+  const Result v = R3check("explain --svg /sys/r3check.svg seeds/" + kEager);
+  EXPECT_EQ(v.status, 2);
+  EXPECT_EQ(v.err, "r3check: --svg: cannot write /sys/r3check.svg (Permission denied)\n");
+  const Result f = R3check("verify --cases 3000 --mutant no-sp-trim --save-failures /sys/r3check-saved");
+  EXPECT_EQ(f.status, 2);
+  EXPECT_EQ(f.out, "");
+  EXPECT_EQ(f.err, "r3check: --save-failures: cannot create the folder /sys/r3check-saved (Operation not permitted)\n");
+}
+
 TEST(OutputsE2eTest, ARunThatEndsInErrorRemovesAnEarlierSvg) {
   const Scratch s("stale-svg");
   const std::string svg = s.Path("eager.svg");
@@ -217,9 +261,18 @@ TEST(OutputsE2eTest, AGpuOnlyMutantOffTheGpuPathIsAUsageError) {
 }
 
 TEST(OutputsE2eTest, ANotANumberEngineTimeoutIsAUsageError) {
-  const Result r = R3check("check --sut exec:true --engine-timeout nan seeds/" + kEager);
-  EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "r3check: --engine-timeout: must be a number of seconds in [0.001, 86400], not 'nan'\n");
+  // strtod reads all of these (0x1p3 is 8 s, inf past any range check but
+  // NaN's); only plain decimal seconds are taken.
+  for (const std::string value : {"nan", "0x1p3", "inf", "1e", ".", "+5", "5s"}) {
+    const Result r = R3check("check --sut exec:true --engine-timeout " + value + " seeds/" + kEager);
+    EXPECT_EQ(r.status, 2) << value;
+    EXPECT_EQ(r.err, "r3check: --engine-timeout: must be a decimal number of seconds in [0.001, 86400], not '" +
+                         value + "'\n");
+  }
+  for (const std::string value : {"2", "0.5", "1e1", "86400", ".5"}) {  // accepted (exec:true answers nothing: exit 2 later)
+    const Result r = R3check("check --sut exec:true --engine-timeout " + value + " seeds/" + kEager);
+    EXPECT_FALSE(Has(r.err, "--engine-timeout")) << value << r.err;
+  }
 }
 
 TEST(OutputsE2eTest, AMinimizeBudgetPastADayIsAUsageError) {

@@ -112,6 +112,20 @@ class Parser {
       }
       const size_t hash = raw.find('#');
       if (hash != std::string_view::npos) raw = raw.substr(0, hash);
+      // Keys and values are ASCII; a Latin-1 byte or a pasted non-breaking
+      // space would otherwise surface as an unknown key or a bad number
+      // with a '?' in it. Comments may hold any bytes.
+      for (size_t i = 0; i < raw.size(); ++i) {
+        const auto u = static_cast<unsigned char>(raw[i]);
+        if (u >= 0x80) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          Fail(number, "r3case",
+               std::string("byte 0x") + kHex[u >> 4] + kHex[u & 15] + " at column " +
+                   std::to_string(i + 1) +
+                   " is not ASCII (outside '#' comments a case file holds ASCII only: keys, "
+                   "numbers, on/off words)");
+        }
+      }
       std::vector<std::string_view> words = SplitWords(raw);
       if (!words.empty()) {
         if (!IsKnownKey(words[0])) {
