@@ -65,8 +65,9 @@ def verdicts(run):
     return j["total"], [masked({k: v for k, v in f.items() if k != "sut"}) for f in j["failures"]]
 cpu = verdicts("cpu")
 for run in ("gpu1", "gpu2"):
-    same = verdicts(run) == cpu
-    print(f"{label}: {run} {'same verdicts as' if same else 'DIFFERS from'} cpu: {cpu[0]}")
+    other = verdicts(run)
+    same = other == cpu
+    print(f"{label}: {run} {'same verdicts as' if same else 'DIFFERS from'} cpu: cpu {cpu[0]}, {run} {other[0]}")
     if not same:
         sys.exit(1)
 PY
