@@ -123,6 +123,8 @@ class Sweeper {
                        std::to_string(args_.sources.size()));
     }
     if (args_.budget_ms < 1) throw UsageError("--budget-ms: must be at least 1");
+    // A bigger budget overflows the deadline (as for minimize).
+    if (args_.budget_ms > 86'400'000) throw UsageError("--budget-ms: must be at most 86400000 (a day)");
     // Every flag checked once, before any version: a bad flag is exit 2,
     // not an ERROR line per version.
     SutFlags probe = args_.flags;
@@ -352,6 +354,7 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
                   "CHECKOUT@A..B (the commits in A..B that touched the capture or sizing code)")
       ->required();
   cmd->add_option("--cases", args->cases, "generated cases per version (after the corpus)")
+      ->transform(Decimal())
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--seed", args->seed, "seed of the case sampler")->check(Unsigned64());
   cmd->add_option("--corpus", args->corpus, "corpus folder (as verify's)");
@@ -360,7 +363,8 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
                 "with one CHECKOUT@A..B: bisect for the oldest failing commit after the newest "
                 "passing one (assumes A passes and B fails)");
   cmd->add_option("--budget-ms", args->budget_ms,
-                  "time budget for minimizing each version's first failure");
+                  "time budget for minimizing each version's first failure")
+      ->transform(Decimal());
   args->flags.AddTo(*cmd);
   args->sut = cmd->get_option("--sut");
   cmd->callback([args, exit_code] { *exit_code = Sweeper(*args).Run(); });

@@ -325,6 +325,15 @@ class BadInput(unittest.TestCase):
         self.check(['--first-bad', fixture('post50874')],
                    'r3check: --first-bad: takes a CHECKOUT@A..B source, not ' + fixture('post50874'))
 
+    def test_numbers_are_decimal_and_bounded(self):
+        # --cases 0x10 used to run 16 cases per version (CLI11 reads hex).
+        self.check(['--cases', '0x10', fixture('post50874')],
+                   "r3check: --cases: must be a whole number in decimal, not '0x10'")
+        self.check(['--budget-ms', '0x10', fixture('post50874')],
+                   "r3check: --budget-ms: must be a whole number in decimal, not '0x10'")
+        self.check(['--budget-ms', '9200000000000', fixture('post50874')],
+                   'r3check: --budget-ms: must be at most 86400000 (a day)')
+
     def test_sut_is_no_flag_of_sweep(self):
         self.check(['--sut', 'vllm-pre-50874', fixture('post50874')],
                    'r3check: sweep: --sut does not apply: the SOURCEs are the versions to judge')

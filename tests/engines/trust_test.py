@@ -292,6 +292,20 @@ class ProtocolHygieneTest(OneOffEngines):
         self.assertEqual(res["ranks"][0]["error"]["type"], "EOFError")
 
 
+    def test_a_file_not_named_py_loads_as_python(self):
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        shutil.copy(FIXTURES / "capturer_template.py", tmp)  # the fixture runs the template beside it
+        saved = tmp / "routed_experts_capturer.py.orig"  # as a patch tool leaves it
+        shutil.copy(fixture("post50874") / TARGET_REL, saved)
+        _, (res,) = self.run_cases(saved, [EAGER_SP])
+        self.assertEqual([r["captured"] for r in res["ranks"]], [[R(0, 0, 5)]] * 2 + [[R(1, 0, 3)]] * 2)
+        text = tmp / "notes.txt"
+        text.write_text("root:x:0:0:root:/root:/bin/bash\n")
+        # Its own cause, not "'NoneType' object has no attribute 'loader'".
+        self.expect_fatal(text, "loading " + str(text.resolve()) + " failed: SyntaxError: invalid syntax")
+
+
 @unittest.skipUnless(HAVE_TORCH, "torch cannot be imported")
 class ReplaySizingTest(AdapterTestBase):
     """vLLM's own sizing code, fixtures written from spec section 9."""

@@ -8,6 +8,7 @@ checkout needs neither vLLM's dependencies nor a build.
 """
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import pathlib
 import re
@@ -99,7 +100,9 @@ def _load_file(name, path):
     _finder()
     try:
         parent = importlib.import_module(name.rsplit(".", 1)[0])
-        spec = importlib.util.spec_from_file_location(name, str(path))
+        # An explicit source loader: spec_from_file_location gives None for
+        # a name without .py ("'NoneType' object has no attribute 'loader'").
+        spec = importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, str(path)))
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
