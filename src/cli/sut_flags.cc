@@ -92,6 +92,15 @@ sut::SutOptions SutFlags::Resolve() const {
                      options.external->SizingLabel() + "), which invariant 1 judges; a built-in "
                      "policy would change nothing");
   }
+  if (options.external && !options.external->SizingLabel().empty()) {
+    for (const std::string& name : mutants) {
+      if (sut::GetMutantInfo(*sut::FindMutant(name)).sizing) {
+        throw UsageError("--mutant " + name + ": lives in the built-in sizing policy; the engine "
+                         "loaded its own sizing code (" + options.external->SizingLabel() +
+                         "), which invariant 1 judges, so it would change nothing");
+      }
+    }
+  }
   return options;
 }
 

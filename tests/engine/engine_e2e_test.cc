@@ -209,11 +209,28 @@ TEST(EngineSizingTest, TheEnginesBufferOverridesThePolicy) {
                        "nothing\n"),
             std::string::npos)
       << r.err;
-  // An engine that loaded no sizing code keeps the built-in policy: legacy fails.
+  // So would a mutant of the built-in policy (it used to say PASS, "mutant
+  // size-by-dp-with-ep").
+  r = R3check("check --mutant size-by-dp-with-ep --sut " + Misbehaving("sizing-fits") +
+              " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("r3check: --mutant size-by-dp-with-ep: lives in the built-in sizing policy; "
+                       "the engine loaded its own sizing code (fake sizing: "
+                       "FusedMoEExpertsMonolithic (modular_kernel.py, sha256 0123456789ab)), which "
+                       "invariant 1 judges, so it would change nothing\n"),
+            std::string::npos)
+      << r.err;
+  // An engine that loaded no sizing code keeps the built-in policy: legacy
+  // fails, and the sizing mutant applies.
   r = R3check("check --policy legacy --sut " + Misbehaving("good") +
               " seeds/tp2-dp2-warmup.r3case");
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("(policy legacy, exact bound 16384)"), std::string::npos) << r.out;
+  r = R3check("check --mutant size-by-dp-with-ep --sut " + Misbehaving("good") +
+              " seeds/tp2-dp2-warmup.r3case");
+  EXPECT_NE(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("mutant size-by-dp-with-ep"), std::string::npos) << r.out;
 }
 
 TEST(EngineSizingTest, TheEnginesOwnValueErrorIsInvariantOne) {

@@ -11,8 +11,12 @@ namespace r3::sut {
 namespace {
 
 constexpr std::array<MutantInfo, static_cast<size_t>(Mutant::kCount)> kCore = {{
-    {Mutant::kSizeByDpWithEp, "size-by-dp-with-ep",
-     "pr50874 sizing multiplies M by the DP size even when EP is on", false, false},
+    {.id = Mutant::kSizeByDpWithEp,
+     .name = "size-by-dp-with-ep",
+     .description = "pr50874 sizing multiplies M by the DP size even when EP is on",
+     .equivalent = false,
+     .gpu_only = false,
+     .sizing = true},
     {Mutant::kShardStartWithoutS, "shard-start-without-S",
      "ep-sp-shards starts at sum(local_sizes[:d]) instead of sum(local_sizes[:d*S])", false,
      false, true},

@@ -49,6 +49,10 @@ struct MutantInfo {
   bool host_capture = false;
   // An edit of the shared dispatch plan (a row of DispatchMutants()).
   bool dispatch = false;
+  // Lives in the built-in replay sizing policy. An engine that loaded its own
+  // sizing code is judged on the buffer that code allocated, so it cannot
+  // honour it.
+  bool sizing = false;
 };
 
 std::span<const MutantInfo> MutantCatalogue();
