@@ -95,6 +95,7 @@ VersionVerdict JudgeVersion(const std::string& sut_path, const JudgeSettings& se
     minimize::MinimizeOptions mopts;
     mopts.sut = options;
     mopts.budget_ms = settings.budget_ms;
+    mopts.report_fields = false;  // the line shows the case, not the field report
     const minimize::MinimizeResult result = minimize::Minimize(*first, mopts);
     if (result.input_fails) {
       verdict.minimized = CaseOneLine(result.minimal);

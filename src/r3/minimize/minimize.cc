@@ -319,7 +319,9 @@ MinimizeResult Minimize(const Case& c, const MinimizeOptions& options) {
   result.tried = minimizer.tried();
   result.accepted = minimizer.accepted();
   result.budget_exhausted = minimizer.exhausted();
-  result.fields = ReportFields(result.minimal, minimizer, options.sut, &result.fields_complete);
+  if (options.report_fields) {
+    result.fields = ReportFields(result.minimal, minimizer, options.sut, &result.fields_complete);
+  }
   return result;
 }
 

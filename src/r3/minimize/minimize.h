@@ -26,6 +26,11 @@ struct MinimizeOptions {
   int64_t max_evaluations = 200000;
   // Keep only this invariant failing instead of the input's exact set.
   std::optional<check::Invariant> invariant;
+  // Probe each field of the minimal case (MinimizeResult::fields, the
+  // header of MinimizedText). Off, the minimal case is the same and
+  // `fields` is empty (sweep prints only the case: one run of the SUT per
+  // probe saved).
+  bool report_fields = true;
 };
 
 // What changing one field of the minimal case does.
