@@ -2,9 +2,15 @@
 // way `verify --sut vllm:PATH` judges one (the corpus plus --cases generated
 // cases, the first failure minimized), one line per version; --first-bad
 // bisects a revision range for the commit that broke it.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -22,9 +28,14 @@
 #include "cli/version_files.h"
 #include "cli/version_judge.h"
 #include "cli/version_sources.h"
+#include "r3/case/case_format.h"
+#include "r3/case/checked_math.h"
+#include "r3/sut/external_sut.h"
 
 namespace r3::cli {
 namespace {
+
+constexpr int64_t kMaxJobs = 256;
 
 struct SweepArgs {
   std::vector<std::string> sources;
@@ -34,6 +45,7 @@ struct SweepArgs {
   bool json = false;
   bool first_bad = false;
   int64_t budget_ms = 10000;
+  int64_t jobs = 0;  // 0: the number of cores
   SutFlags flags;
   CLI::Option* sut = nullptr;
 };
@@ -110,6 +122,82 @@ nlohmann::ordered_json RowJson(const Row& row) {
           {"minimized_invariants", InvariantsJson(v.minimized_invariants)}};
 }
 
+// A verdict across the pipe from a --jobs worker, and back.
+nlohmann::json VerdictToJson(const VersionVerdict& v) {
+  const auto ints = [](const std::vector<check::Invariant>& invs) {
+    std::vector<int> out;
+    for (check::Invariant inv : invs) out.push_back(static_cast<int>(inv));
+    return out;
+  };
+  return {{"word", static_cast<int>(v.word)},
+          {"error", v.error},
+          {"engine_version", v.engine_version},
+          {"interface", v.interface},
+          {"cases", v.cases},
+          {"failing", v.failing},
+          {"invariants", ints(v.invariants)},
+          {"finding_gone", v.finding_gone},
+          {"first_failure", v.first_failure},
+          {"minimized", v.minimized},
+          {"minimized_invariants", ints(v.minimized_invariants)}};
+}
+
+VersionVerdict VerdictFromJson(const nlohmann::json& j) {
+  const auto invs = [](const nlohmann::json& a) {
+    std::vector<check::Invariant> out;
+    for (int x : a.get<std::vector<int>>()) out.push_back(static_cast<check::Invariant>(x));
+    return out;
+  };
+  VersionVerdict v;
+  v.word = static_cast<VersionVerdict::Word>(j.at("word").get<int>());
+  v.error = j.at("error").get<std::string>();
+  v.engine_version = j.at("engine_version").get<std::string>();
+  v.interface = j.at("interface").get<std::string>();
+  v.cases = j.at("cases").get<int64_t>();
+  v.failing = j.at("failing").get<int64_t>();
+  v.invariants = invs(j.at("invariants"));
+  v.finding_gone = j.at("finding_gone").get<bool>();
+  v.first_failure = j.at("first_failure").get<std::string>();
+  v.minimized = j.at("minimized").get<std::string>();
+  v.minimized_invariants = invs(j.at("minimized_invariants"));
+  return v;
+}
+
+// What JudgeVersion threw in a worker, thrown again in the sweep's own
+// process with its type (main.cc's exit status and message depend on it).
+[[noreturn]] void Rethrow(const std::string& kind, const std::string& what) {
+  if (kind == "usage") throw UsageError(what);
+  if (kind == "case") throw CaseFormatError(what);
+  if (kind == "engine") throw sut::ExternalSutError(what);
+  if (kind == "overflow") throw OverflowError(what);
+  throw std::runtime_error(what);
+}
+
+// JudgeVersion in the worker: one JSON document, {"verdict": ...} or
+// {"throw": kind, "what": message}.
+std::string JudgeInWorker(const std::string& sut_path, const JudgeSettings& settings) {
+  nlohmann::json out;
+  try {
+    out["verdict"] = VerdictToJson(JudgeVersion(sut_path, settings));
+  } catch (const UsageError& e) {
+    out = {{"throw", "usage"}, {"what", e.what()}};
+  } catch (const CaseFormatError& e) {
+    out = {{"throw", "case"}, {"what", e.what()}};
+  } catch (const sut::ExternalSutError& e) {
+    out = {{"throw", "engine"}, {"what", e.what()}};
+  } catch (const OverflowError& e) {
+    out = {{"throw", "overflow"}, {"what", e.what()}};
+  } catch (const std::exception& e) {
+    out = {{"throw", "other"}, {"what", e.what()}};
+  }
+  return out.dump();
+}
+
+int64_t DefaultJobs() {
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores < 1 ? 1 : cores;
+}
+
 class Sweeper {
  public:
   explicit Sweeper(const SweepArgs& args) : args_(args) {}
@@ -151,10 +239,15 @@ class Sweeper {
       }
       return FirstBad();
     }
-    for (size_t i = 0; i < versions_.size(); ++i) {
-      Progress(std::to_string(i + 1) + "/" + std::to_string(versions_.size()) + " " +
-               versions_[i].label);
-      Judge(versions_[i]);
+    const int64_t jobs = args_.jobs == 0 ? DefaultJobs() : args_.jobs;
+    if (jobs <= 1 || versions_.size() <= 1) {
+      for (size_t i = 0; i < versions_.size(); ++i) {
+        Progress(std::to_string(i + 1) + "/" + std::to_string(versions_.size()) + " " +
+                 versions_[i].label);
+        Judge(versions_[i]);
+      }
+    } else {
+      JudgeInParallel(static_cast<size_t>(jobs));
     }
     return Finish();
   }
@@ -190,6 +283,188 @@ class Sweeper {
     rows_.push_back(std::move(row));
     if (!args_.json) std::cout << RowLine(rows_.back()) << "\n" << std::flush;
     return rows_.back();
+  }
+
+  // --jobs N: versions judged by N worker processes (fork()ed: r3check is
+  // single-threaded, and each worker starts its own adapter), lines printed
+  // in version order as soon as every earlier one is known, so the output
+  // is the bytes of --jobs 1. Versions are materialized and hashed here, in
+  // order, as they are handed out: a copy waits for the version it copies.
+  // A worker's thrown error (an unreadable corpus file) stops the sweep
+  // after the lines before that version, as --jobs 1 would.
+  struct Slot {
+    size_t index = 0;
+    pid_t pid = -1;
+    int fd = -1;
+    std::string data;
+  };
+
+  void JudgeInParallel(size_t jobs) {
+    const size_t n = versions_.size();
+    std::vector<Row> rows(n);
+    std::vector<bool> known(n, false);
+    std::vector<VersionFiles> files(n);
+    std::vector<size_t> origin(n, SIZE_MAX);  // a copy's earlier version
+    std::map<std::string, size_t> first_with;  // sha256 -> version index
+    std::vector<Slot> running;
+    size_t next = 0, printed = 0;
+    std::optional<size_t> stop_at;  // a version whose judging threw
+    std::string stop_kind, stop_what;
+    std::optional<UsageError> source_error;
+    const auto reap_all = [&] {
+      for (Slot& slot : running) {
+        kill(slot.pid, SIGTERM);
+        close(slot.fd);
+        int status = 0;
+        waitpid(slot.pid, &status, 0);
+      }
+      running.clear();
+    };
+    try {
+      while (printed < n) {
+        while (!source_error && !stop_at && next < n && running.size() < jobs) {
+          const size_t i = next++;
+          Progress(std::to_string(i + 1) + "/" + std::to_string(n) + " " + versions_[i].label);
+          rows[i].version = &versions_[i];
+          try {
+            files[i] = MaterializeVersion(versions_[i]);
+          } catch (const SourceError& e) {
+            source_error.emplace(e.what());
+            next = i;  // versions from here on are not judged
+            break;
+          }
+          rows[i].sha256 = files[i].sha256;
+          const auto seen = first_with.find(files[i].sha256);
+          if (!files[i].error.empty()) {
+            rows[i].verdict.word = VersionVerdict::Word::kError;
+            rows[i].verdict.error = files[i].error;
+            known[i] = true;
+          } else if (seen != first_with.end()) {
+            origin[i] = seen->second;
+            rows[i].same_as = versions_[seen->second].label;
+          } else {
+            first_with[files[i].sha256] = i;
+            running.push_back(StartWorker(i, files[i].sut_path));
+          }
+        }
+        // Copies take their version's verdict once it is known.
+        for (size_t i = printed; i < next; ++i) {
+          if (!known[i] && origin[i] != SIZE_MAX && known[origin[i]]) {
+            rows[i].verdict = rows[origin[i]].verdict;
+            known[i] = true;
+          }
+        }
+        while (printed < next && known[printed]) {
+          rows_.push_back(rows[printed]);
+          // As Judge() counts: a version whose contents were judged here.
+          if (rows[printed].same_as.empty() && files[printed].error.empty()) ++judged_;
+          if (!args_.json) std::cout << RowLine(rows_.back()) << "\n" << std::flush;
+          files[printed] = VersionFiles();  // a revision's folder removed
+          ++printed;
+        }
+        if (stop_at && printed == *stop_at) {
+          reap_all();
+          Rethrow(stop_kind, stop_what);
+        }
+        if (running.empty()) {
+          if (source_error && printed == next) throw *source_error;
+          if (printed == n) break;
+          continue;  // only copies left: resolved above
+        }
+        const size_t done = WaitForOne(&running);
+        Slot slot = std::move(running[done]);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(done));
+        nlohmann::json reply = nlohmann::json::parse(slot.data, nullptr, /*allow_exceptions=*/false);
+        if (reply.is_object() && reply.contains("verdict")) {
+          rows[slot.index].verdict = VerdictFromJson(reply["verdict"]);
+          known[slot.index] = true;
+        } else {
+          const bool thrown = reply.is_object() && reply.contains("throw");
+          const std::string kind = thrown ? reply["throw"].get<std::string>() : "other";
+          const std::string what =
+              thrown ? reply["what"].get<std::string>()
+                     : "sweep: the worker judging " + versions_[slot.index].label +
+                           " ended without a verdict";
+          if (!stop_at || slot.index < *stop_at) {
+            stop_at = slot.index;
+            stop_kind = kind;
+            stop_what = what;
+          }
+        }
+      }
+    } catch (...) {
+      reap_all();
+      throw;
+    }
+  }
+
+  Slot StartWorker(size_t index, const std::string& sut_path) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      throw std::runtime_error(std::string("sweep --jobs: pipe: ") + std::strerror(errno));
+    }
+    std::cout.flush();
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(fds[0]);
+      close(fds[1]);
+      throw std::runtime_error(std::string("sweep --jobs: fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      close(fds[0]);
+      std::string out;
+      try {
+        out = JudgeInWorker(sut_path, settings_);
+      } catch (...) {
+        out = "{}";
+      }
+      const char* p = out.data();
+      size_t left = out.size();
+      while (left > 0) {
+        const ssize_t w = write(fds[1], p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        p += w;
+        left -= static_cast<size_t>(w);
+      }
+      _exit(0);
+    }
+    close(fds[1]);
+    Slot slot;
+    slot.index = index;
+    slot.pid = pid;
+    slot.fd = fds[0];
+    return slot;
+  }
+
+  // Reads the workers' pipes until one reaches end of file; returns its
+  // position in `running` (its process reaped, its fd closed).
+  static size_t WaitForOne(std::vector<Slot>* running) {
+    std::vector<pollfd> fds(running->size());
+    while (true) {
+      for (size_t k = 0; k < running->size(); ++k) fds[k] = {(*running)[k].fd, POLLIN, 0};
+      if (poll(fds.data(), fds.size(), -1) < 0) {
+        if (errno == EINTR) continue;
+        throw std::runtime_error(std::string("sweep --jobs: poll: ") + std::strerror(errno));
+      }
+      for (size_t k = 0; k < running->size(); ++k) {
+        if (fds[k].revents == 0) continue;
+        Slot& slot = (*running)[k];
+        char buf[65536];
+        const ssize_t got = read(slot.fd, buf, sizeof buf);
+        if (got < 0 && errno == EINTR) continue;
+        if (got > 0) {
+          slot.data.append(buf, static_cast<size_t>(got));
+          continue;
+        }
+        close(slot.fd);
+        int status = 0;
+        while (waitpid(slot.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        return k;
+      }
+    }
   }
 
   int ExitCode() const {
@@ -365,6 +640,11 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--budget-ms", args->budget_ms,
                   "time budget for minimizing each version's first failure")
       ->transform(Decimal());
+  cmd->add_option("--jobs", args->jobs,
+                  "versions judged at once, each by its own adapter process (default 0: one per "
+                  "core); the output is the same for every N. --first-bad judges one at a time")
+      ->transform(Decimal())
+      ->check(CLI::Range(int64_t{0}, kMaxJobs));
   args->flags.AddTo(*cmd);
   args->sut = cmd->get_option("--sut");
   cmd->callback([args, exit_code] { *exit_code = Sweeper(*args).Run(); });

@@ -204,6 +204,33 @@ class FolderSweep(unittest.TestCase):
                                           'error': 0})
         rc2, out2, _ = sweep(*args)
         self.assertEqual(out2, out)  # deterministic
+        for jobs in ['1', '3']:
+            rc3, out3, err3 = sweep('--jobs', jobs, *args)
+            self.assertEqual((rc3, out3), (rc, out), f'--jobs {jobs}: {err3}')
+
+    def test_jobs_give_the_bytes_of_one_job(self):
+        # setUpClass ran with the default (one job per core); the copy waits
+        # for the version it copies, lines come in version order.
+        for jobs in ['1', '4']:
+            rc, out, err = sweep('--jobs', jobs, self.dir)
+            self.assertEqual((rc, out), (self.rc, self.out), f'--jobs {jobs}: {err}')
+
+    def test_an_error_while_judging_stops_where_one_job_stops(self):
+        # A corpus case that does not parse: the first version to be judged
+        # stops the sweep with exit 2 and verify's one-line message, after the
+        # lines before it (none here), with any number of jobs.
+        bad = os.path.join(self.tmp, 'bad-corpus')
+        os.makedirs(os.path.join(bad, 'seeds'), exist_ok=True)
+        with open(os.path.join(bad, 'seeds', 'broken.r3case'), 'w') as fh:
+            fh.write('r3case 1\ndp 0\n')
+        got = []
+        for jobs in ['1', '2']:
+            rc, out, err = sweep('--jobs', jobs, '--corpus', bad, self.files['post50874'],
+                                 self.files['pre50874'])
+            got.append((rc, out, err.splitlines()[-1:]))
+        self.assertEqual(got[0][0], 2, got)
+        self.assertIn('broken.r3case', got[0][2][0])
+        self.assertEqual(got[0], got[1])
 
 
 def git(repo, *args):
@@ -333,6 +360,17 @@ class BadInput(unittest.TestCase):
                    "r3check: --budget-ms: must be a whole number in decimal, not '0x10'")
         self.check(['--budget-ms', '9200000000000', fixture('post50874')],
                    'r3check: --budget-ms: must be at most 86400000 (a day)')
+
+    def test_jobs_values(self):
+        for value, message in [('-1', '--jobs: Value -1 not in range 0 to 256'),
+                               ('257', '--jobs: Value 257 not in range 0 to 256'),
+                               ('0x2', "--jobs: must be a whole number in decimal, not '0x2'"),
+                               ('two', '--jobs: Value two not in range 0 to 256')]:
+            rc, out, err = sweep('--jobs', value, fixture('post50874'))
+            self.assertEqual((rc, out), (2, ''), err)
+            self.assertEqual(len(err.splitlines()), 1, err)
+            self.assertTrue(err.startswith('r3check: --jobs: '), err)
+            self.assertIn(message, err)
 
     def test_sut_is_no_flag_of_sweep(self):
         self.check(['--sut', 'vllm-pre-50874', fixture('post50874')],
