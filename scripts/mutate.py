@@ -52,7 +52,10 @@ FILE_LIST = None  # --file-list: the tree's files when there is no git checkout
 SCOPES = ['src/r3/case', 'src/r3/model', 'src/r3/sut', 'src/r3/check', 'src/r3/minimize',
           'src/cli', 'fuzz/fuzz_sut.cc', 'fuzz/layout_target.cc',
           # The GPU path's host side: built and tested by every build.
-          'src/r3/gpu/plan.cc', 'src/r3/gpu/decode.cc', 'src/r3/gpu/gpu.cc']
+          'src/r3/gpu/plan.cc', 'src/r3/gpu/decode.cc', 'src/r3/gpu/gpu.cc',
+          # Issue 23: the engine protocol client, the verify sampler, the
+          # fuzzers' case mutator.
+          'src/r3/engine', 'src/r3/sample', 'fuzz/case_mutator.cc']
 SUITES = ['unit', 'e2e', 'properties', 'fuzz-replay', 'engine']
 VERIFY = 'verify-2000'  # the pseudo test `r3check verify --cases 2000`
 # Macros never defined in the mutation build (-Dgpu=disabled): code under
@@ -74,6 +77,9 @@ PREFERRED = {
     'src/r3/gpu/plan.cc': ['gpu_plan_decode_test'],
     'src/r3/gpu/decode.cc': ['gpu_plan_decode_test'],
     'src/r3/gpu/gpu.cc': ['gpu_plan_decode_test'],
+    'src/r3/engine': ['engine_protocol_test'],
+    'src/r3/sample': ['case_sampler_test'],
+    'fuzz/case_mutator.cc': ['case_mutator_test'],
 }
 SUITE_ORDER = ['unit', VERIFY, 'e2e', 'properties', 'fuzz-replay']
 
