@@ -17,7 +17,9 @@ Python 3 standard library only.
 """
 
 import argparse
+import ast
 import base64
+import bisect
 import collections
 import hashlib
 import io
@@ -32,6 +34,7 @@ import sys
 import tarfile
 import threading
 import time
+import tokenize as pytokenize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # R3_MUTATE_STATE: another state folder (its own scratch copy and results),
@@ -46,6 +49,7 @@ LOGS = os.path.join(STATE, 'logs')
 EQUIVALENTS = os.path.join(ROOT, 'scripts', 'mutation_equivalents.txt')
 CI_SAMPLE = os.path.join(ROOT, 'scripts', 'mutation_ci_sample.txt')
 COVERAGE = os.path.join(STATE, 'coverage.json')  # which test executes which line
+PY_COVERAGE = os.path.join(STATE, 'py-coverage.json')  # the same for the Python sources
 FILE_LIST = None  # --file-list: the tree's files when there is no git checkout
 
 # Folders (or single files) that are mutated; the report groups by these.
@@ -55,7 +59,45 @@ SCOPES = ['src/r3/case', 'src/r3/model', 'src/r3/sut', 'src/r3/check', 'src/r3/m
           'src/r3/gpu/plan.cc', 'src/r3/gpu/decode.cc', 'src/r3/gpu/gpu.cc',
           # Issue 23: the engine protocol client, the verify sampler, the
           # fuzzers' case mutator.
-          'src/r3/engine', 'src/r3/sample', 'fuzz/case_mutator.cc']
+          'src/r3/engine', 'src/r3/sample', 'fuzz/case_mutator.cc',
+          # The Python that decides outcomes (ast mutator below; no rebuild).
+          'engines/runtime/r3runtime', 'engines/vllm/r3_vllm', 'engines/vllm/r3_adapter.py',
+          'scripts/fuzz_report.py']
+PY_SCOPES = {'engines/runtime/r3runtime', 'engines/vllm/r3_vllm', 'engines/vllm/r3_adapter.py',
+             'scripts/fuzz_report.py'}
+# The tests a Python mutant runs (Meson test names; each may be split into
+# parts, TEST_PARTS). No ninja output depends on a .py file, so this static
+# map stands in for the source-to-test map; the Python coverage map
+# (--collect-py-coverage) narrows it to the parts that execute the line.
+ENGINE_PY_TESTS = ['engine_adapter_test', 'engine_trust_test', 'sweep_e2e_test',
+                   'engine_e2e_test', 'engine_multinode_test']
+PY_TESTS = {
+    'engines/runtime/r3runtime': ['engine_runtime_test'] + ENGINE_PY_TESTS,
+    'engines/vllm/r3_vllm': ENGINE_PY_TESTS,
+    'engines/vllm/r3_adapter.py': ENGINE_PY_TESTS,
+    'scripts/fuzz_report.py': ['overnight_driver_test'],
+}
+# Slow tests split into parts (issue 23, item 3), each run on its own, fastest
+# first, stopping at the first that fails: a mutant the fake-adapter part of
+# engine_e2e_test kills never waits for the real-torch part. A part is the
+# test's command plus these arguments; `--no-parts` runs the whole tests.
+_UT = ['-f']  # unittest: stop at the first failure
+TEST_PARTS = {
+    'engine_e2e_test': [
+        # exec: adapters in plain Python (tests/engine/misbehaving_adapter.py), no torch
+        ('fake', ['--gtest_filter=MisbehavingAdapterTest*:EngineCrashTest*:EngineSizingTest*:'
+                  'EngineFlagsTest*:EngineSummaryTest*']),
+        # vllm:FIXTURE through engines/vllm with torch
+        ('torch', ['--gtest_filter=EngineFixtureTest*:BrokenEngineTest*'])],
+    'engine_adapter_test': [(c, _UT + [c]) for c in (
+        'HelloTest', 'Post50874Test', 'SeededBugTest', 'RobustnessTest', 'MultiProcessTest',
+        'FatalTest')],
+    'engine_trust_test': [(c, _UT + [c]) for c in (
+        'FaithfulStandInsTest', 'StandInGapTest', 'InterfacesTest', 'ProtocolHygieneTest',
+        'ReplaySizingTest')],
+    'sweep_e2e_test': [(c, _UT + [c]) for c in ('FolderSweep', 'RevisionSweep', 'BadInput')],
+}
+SLOW_TEST_S = 30.0  # a test (part) at least this slow in the baseline runs last
 SUITES = ['unit', 'e2e', 'properties', 'fuzz-replay', 'engine']
 VERIFY = 'verify-2000'  # the pseudo test `r3check verify --cases 2000`
 # Macros never defined in the mutation build (-Dgpu=disabled): code under
@@ -80,6 +122,7 @@ PREFERRED = {
     'src/r3/engine': ['engine_protocol_test'],
     'src/r3/sample': ['case_sampler_test'],
     'fuzz/case_mutator.cc': ['case_mutator_test'],
+    'engines/runtime/r3runtime': ['engine_runtime_test'],
 }
 SUITE_ORDER = ['unit', VERIFY, 'e2e', 'properties', 'fuzz-replay']
 
@@ -662,6 +705,244 @@ def generate(path, src):
     return out
 
 
+# --------------------------------------------------------------------------
+# A Python mutator on the standard library's `ast` (issue 23). Each mutant is
+# a text edit of the node's own span (comments and layout stay), found from
+# the node positions; the operator of a binary expression is located with
+# `tokenize` between its operands. Docstrings, annotations, f-strings' insides
+# and `if __name__ == "__main__"` are left alone.
+
+PY_REL = {ast.Lt: '<=', ast.LtE: '<', ast.Gt: '>=', ast.GtE: '>', ast.Eq: '!=',
+          ast.NotEq: '==', ast.In: 'not in', ast.NotIn: 'in', ast.Is: 'is not',
+          ast.IsNot: 'is'}
+PY_REL_TEXT = {ast.Lt: '<', ast.LtE: '<=', ast.Gt: '>', ast.GtE: '>=', ast.Eq: '==',
+               ast.NotEq: '!=', ast.In: 'in', ast.NotIn: 'not in', ast.Is: 'is',
+               ast.IsNot: 'is not'}
+PY_ARITH = {ast.Add: ('+', '-'), ast.Sub: ('-', '+'), ast.Mult: ('*', '//'),
+            ast.FloorDiv: ('//', '*'), ast.Div: ('/', '*')}
+PY_SEQ_LITERALS = (ast.JoinedStr, ast.List, ast.Tuple, ast.ListComp)
+PY_DROPPABLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Break, ast.Continue,
+                ast.Delete)
+PY_OPS = ['relational', 'arithmetic', 'constant', 'logical', 'negate-condition',
+          'return-value', 'delete-statement', 'drop-return', 'drop-raise', 'drop-assert',
+          'dict-keys', 'slice']
+
+
+def _py_is_seq(node):
+    """A literal whose `+`/`*` is concatenation or repetition, not arithmetic."""
+    return (isinstance(node, PY_SEQ_LITERALS)
+            or (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))))
+
+
+def generate_py(path, src):
+    """All mutants of one Python file's source text."""
+    tree = ast.parse(src)
+    lines = src.split('\n')
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln) + 1)
+    enc = {}
+
+    def off(lineno, col_bytes):
+        """Character offset of (line, UTF-8 byte column)."""
+        if lineno not in enc:
+            enc[lineno] = lines[lineno - 1].encode()
+        return starts[lineno - 1] + len(enc[lineno][:col_bytes].decode(errors='replace'))
+
+    def span(node):
+        return off(node.lineno, node.col_offset), off(node.end_lineno, node.end_col_offset)
+
+    toks = []  # (offset, end, string) of OP and NAME tokens
+    for t in pytokenize.generate_tokens(io.StringIO(src).readline):
+        if t.type in (pytokenize.OP, pytokenize.NAME):
+            a = starts[t.start[0] - 1] + t.start[1]
+            b = starts[t.end[0] - 1] + t.end[1]
+            toks.append((a, b, t.string))
+    tok_starts = [t[0] for t in toks]
+
+    def op_between(lo, hi, words):
+        """Span of the operator token(s) `words` (e.g. ['not', 'in']) in [lo, hi)."""
+        k = bisect.bisect_left(tok_starts, lo)
+        while k < len(toks) and toks[k][0] < hi:
+            if [w for _, _, w in toks[k:k + len(words)]] == words:
+                return toks[k][0], toks[k + len(words) - 1][1]
+            k += 1
+        return None
+
+    out, seen = [], set()
+    anchors = collections.Counter()
+
+    def add(a, b, op, repl):
+        original = src[a:b]
+        if original == repl:
+            return
+        ln = src.count('\n', 0, a) + 1
+        text = lines[ln - 1]
+        col = a - starts[ln - 1] + 1
+        base = '%s\0%d\0%s' % (text.strip(), col - (len(text) - len(text.lstrip())), original)
+        anchors[(base, op, repl)] += 1
+        anchor = '%s\0%d' % (base, anchors[(base, op, repl)])
+        m = Mutant(path, a, b, ln, col, op, original, repl, anchor)
+        if m.id not in seen:
+            seen.add(m.id)
+            out.append(m)
+
+    def text(node):
+        a, b = span(node)
+        return src[a:b]
+
+    def paren(node):
+        t = text(node)
+        simple = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+        return t if isinstance(node, simple) else '(' + t + ')'
+
+    def negate(node):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return text(node.operand)  # `not x` -> `x`, not `not (not x)`
+        return 'not ' + paren(node)
+
+    def is_docstring(stmt, parent_body, k):
+        return (k == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str))
+
+    def is_main_guard(node):
+        t = node.test
+        return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name)
+                and t.left.id == '__name__')
+
+    negated_nots = set()  # `not x` nodes already mutated as a negated condition
+
+    def visit(node, in_func):
+        if isinstance(node, ast.JoinedStr):
+            return  # f-strings: positions inside are unreliable before 3.12
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for d in getattr(node, 'decorator_list', []):
+                visit(d, in_func)
+            for d in node.args.defaults + [x for x in node.args.kw_defaults if x]:
+                visit(d, in_func)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            for k, s in enumerate(body):
+                if isinstance(node, ast.Lambda):
+                    visit(s, True)
+                elif not is_docstring(s, body, k):
+                    visit(s, True)
+            return
+        if isinstance(node, ast.If) and is_main_guard(node):
+            return
+        if isinstance(node, ast.ClassDef):
+            for k, s in enumerate(node.body):
+                if not is_docstring(s, node.body, k):
+                    visit(s, in_func)
+            return
+        mutate(node, in_func)
+        for field, value in ast.iter_fields(node):
+            if field in ('annotation', 'returns', 'type_comment'):
+                continue
+            if isinstance(value, list):
+                for k, v in enumerate(value):
+                    if isinstance(v, ast.AST):
+                        if isinstance(node, ast.Module) and is_docstring(v, value, k):
+                            continue
+                        visit(v, in_func)
+            elif isinstance(value, ast.AST):
+                visit(value, in_func)
+
+    def mutate(node, in_func):
+        if isinstance(node, ast.Compare):
+            left = node.left
+            for op, right in zip(node.ops, node.comparators):
+                words = PY_REL_TEXT[type(op)].split()
+                s = op_between(span(left)[1], span(right)[0], words)
+                if s:
+                    add(s[0], s[1], 'relational', PY_REL[type(op)])
+                left = right
+        elif isinstance(node, ast.BinOp) and type(node.op) in PY_ARITH:
+            if not (_py_is_seq(node.left) or _py_is_seq(node.right)):
+                sym, repl = PY_ARITH[type(node.op)]
+                s = op_between(span(node.left)[1], span(node.right)[0], [sym])
+                if s:
+                    add(s[0], s[1], 'arithmetic', repl)
+        elif isinstance(node, ast.AugAssign) and type(node.op) in (ast.Add, ast.Sub):
+            if not _py_is_seq(node.value):
+                sym = '+=' if isinstance(node.op, ast.Add) else '-='
+                s = op_between(span(node.target)[1], span(node.value)[0], [sym])
+                if s:
+                    add(s[0], s[1], 'arithmetic', '-=' if sym == '+=' else '+=')
+        elif isinstance(node, ast.BoolOp):
+            word = 'and' if isinstance(node.op, ast.And) else 'or'
+            for x, y in zip(node.values, node.values[1:]):
+                s = op_between(span(x)[1], span(y)[0], [word])
+                if s:
+                    add(s[0], s[1], 'logical', 'or' if word == 'and' else 'and')
+        elif isinstance(node, ast.Constant):
+            v = node.value
+            a, b = span(node)
+            if isinstance(v, bool):
+                add(a, b, 'constant', 'False' if v else 'True')
+            elif isinstance(v, int):
+                add(a, b, 'constant', str(v + 1))
+                if v != 0:
+                    add(a, b, 'constant', str(v - 1))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            if id(node) not in negated_nots:
+                a, b = span(node)
+                add(a, b, 'negate-condition', text(node.operand))
+        elif isinstance(node, ast.Dict):
+            keys = node.keys
+            for x, y in zip(keys, keys[1:]):
+                if (isinstance(x, ast.Constant) and isinstance(y, ast.Constant)
+                        and x.value != y.value):
+                    (xa, xb), (ya, yb) = span(x), span(y)
+                    add(xa, yb, 'dict-keys', src[ya:yb] + src[xb:ya] + src[xa:xb])
+        elif isinstance(node, ast.Slice):
+            for bound in (node.lower, node.upper):
+                if bound is None:
+                    continue
+                a, b = span(bound)
+                add(a, b, 'slice', '')
+                if not (isinstance(bound, ast.Constant) and isinstance(bound.value, int)):
+                    add(a, b, 'slice', paren(bound) + ' + 1')
+                    add(a, b, 'slice', paren(bound) + ' - 1')
+        # conditions
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            a, b = span(node.test)
+            if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not):
+                negated_nots.add(id(node.test))
+            add(a, b, 'negate-condition', negate(node.test))
+        elif isinstance(node, ast.comprehension):
+            for cond in node.ifs:
+                a, b = span(cond)
+                if isinstance(cond, ast.UnaryOp) and isinstance(cond.op, ast.Not):
+                    negated_nots.add(id(cond))
+                add(a, b, 'negate-condition', negate(cond))
+        # statements
+        if isinstance(node, ast.Return) and in_func:
+            a, b = span(node)
+            add(a, b, 'drop-return', 'pass')
+            v = node.value
+            if isinstance(v, (ast.Compare, ast.BoolOp)) or (
+                    isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)):
+                va, vb = span(v)
+                if isinstance(v, ast.UnaryOp):
+                    negated_nots.add(id(v))
+                add(va, vb, 'return-value', negate(v))
+        elif isinstance(node, ast.Raise):
+            a, b = span(node)
+            add(a, b, 'drop-raise', 'pass')
+        elif isinstance(node, ast.Assert):
+            a, b = span(node)
+            add(a, b, 'drop-assert', 'pass')
+        elif isinstance(node, PY_DROPPABLE) and in_func:
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                return  # a docstring or `...`
+            a, b = span(node)
+            add(a, b, 'delete-statement', 'pass')
+
+    visit(tree, False)
+    out.sort(key=lambda m: (m.offset, m.op, m.replacement))
+    return out
+
+
 def scope_of(path):
     for s in SCOPES:
         if path == s or path.startswith(s + '/'):
@@ -704,14 +985,16 @@ def source_files(rev):
 
 def mutation_sources(files):
     return {p: d for p, d in sorted(files.items())
-            if scope_of(p) and p.endswith(('.cc', '.h'))}
+            if scope_of(p) and (p.endswith('.py') if scope_of(p) in PY_SCOPES
+                                else p.endswith(('.cc', '.h')))}
 
 
 def all_mutants(files):
     muts = []
     for p, data in mutation_sources(files).items():
         file_sha = sha(data)[:16]
-        for m in generate(p, data.decode()):
+        gen = generate_py if p.endswith('.py') else generate
+        for m in gen(p, data.decode()):
             m.file_sha = file_sha
             muts.append(m)
     return muts
@@ -874,6 +1157,13 @@ class Test:
         self.name, self.suite, self.cmd, self.env = name, suite, cmd, env
         self.cwd, self.targets = cwd, targets
         self.should_fail, self.timeout = should_fail, timeout
+        self.whole = name  # the Meson test this is (a part of)
+
+    def part(self, suffix, args):
+        t = Test('%s[%s]' % (self.name, suffix), self.suite, self.cmd + list(args),
+                 dict(self.env), self.cwd, self.targets, self.should_fail, self.timeout)
+        t.whole = self.name
+        return t
 
 
 class _Stub:
@@ -909,7 +1199,7 @@ def should_fail_tests():
         return None
 
 
-def load_tests(suites=None):
+def load_tests(suites=None, parts=True):
     suites_wanted = suites or SUITES
     failing = should_fail_tests()
     intro = subprocess.run(['meson', 'introspect', '--tests', '--targets', BUILD], check=True,
@@ -931,8 +1221,12 @@ def load_tests(suites=None):
         cmd, should_fail = t['cmd'], t['name'] in (failing or ())
         if failing is None:
             cmd = ['meson', 'test', '-C', BUILD, '--no-rebuild', '--quiet', t['name']]
-        tests.append(Test(t['name'], suite, cmd, env, t.get('workdir') or BUILD,
-                          sorted(targets), should_fail, t.get('timeout') or 30))
+        test = Test(t['name'], suite, cmd, env, t.get('workdir') or BUILD,
+                    sorted(targets), should_fail, t.get('timeout') or 30)
+        if parts and failing is not None and t['name'] in TEST_PARTS:
+            tests += [test.part(suffix, a) for suffix, a in TEST_PARTS[t['name']]]
+        else:
+            tests.append(test)
     r3check = os.path.join(BUILD, 'src', 'r3check')
     tests.append(Test(VERIFY, VERIFY, [r3check, 'verify', '--cases', '2000'], dict(os.environ),
                       WORK, ['src/r3check'], False, 120))
@@ -942,6 +1236,9 @@ def load_tests(suites=None):
         t.env.setdefault('RC_PARAMS', 'seed=1 noshrink=1')
         t.env['GTEST_FAIL_FAST'] = '1'
         t.env.setdefault('MALLOC_PERTURB_', '93')
+        # No .pyc: a mutant and its revert may share an mtime second and a
+        # size, and Python would then run the stale bytecode.
+        t.env['PYTHONDONTWRITEBYTECODE'] = '1'
     return tests
 
 
@@ -1072,6 +1369,7 @@ class Runner:
         self.jobs = args.jobs
         self.affected = None  # {source: ninja outputs that depend on it}
         self.coverage = None  # Coverage: which tests execute a mutant's line
+        self.py_coverage = None  # PyCoverage: the same for the Python sources
 
     def prepare(self, full):
         """full: build everything and map sources to tests (a normal run);
@@ -1096,7 +1394,11 @@ class Runner:
                 subprocess.run(['meson', 'setup', '--wipe', BUILD] + MUTANT_BUILD_OPTIONS,
                                cwd=WORK, check=True, stdout=subprocess.DEVNULL)
             configure(self.jobs)
-        every = load_tests(self.args.suite)
+        every = load_tests(self.args.suite, parts=not self.args.no_parts)
+        for d, names, _ in os.walk(WORK):  # bytecode of earlier runs (see load_tests)
+            if '__pycache__' in names and os.path.relpath(d, WORK).split(os.sep)[0] in (
+                    'engines', 'scripts'):
+                subprocess.run(['rm', '-rf', os.path.join(d, '__pycache__')])
         self.tests = [t for t in every if t.name not in self.args.skip_test
                       and (not self.args.test or t.name in self.args.test)]
         unknown = set(self.args.skip_test) - {t.name for t in every}
@@ -1160,6 +1462,22 @@ class Runner:
     def order(self, m, hints, first=None):
         """The tests to run for mutant m, the likeliest killers first. Without
         the source-to-test map (--ci), every test is a candidate."""
+        pref = PREFERRED.get(m.folder(), [])
+        file_hints = hints.get(m.file, {})
+
+        def seconds(t):
+            return self.base['seconds'].get(t.name, SLOW_TEST_S)
+
+        if m.file.endswith('.py'):
+            # no build output depends on a .py file: the static map, then
+            # the Python coverage map; fastest first
+            wanted = PY_TESTS.get(m.folder(), [])
+            tests = [t for t in self.tests if t.whole in wanted]
+            if self.py_coverage is not None:
+                tests = self.py_coverage.select(m, tests)
+            return sorted(tests, key=lambda t: (
+                t.name != first, -file_hints.get(t.name, 0),
+                pref.index(t.whole) if t.whole in pref else len(pref), seconds(t), t.name))
         if self.affected is not None:
             dirty = self.affected.get(m.file, set())
             tests = [t for t in self.tests if any(x in dirty for x in t.targets)]
@@ -1167,12 +1485,13 @@ class Runner:
             tests = list(self.tests)
         if self.coverage is not None:
             tests = self.coverage.select(m, tests)
-        pref = PREFERRED.get(m.folder(), [])
-        file_hints = hints.get(m.file, {})
 
         def key(t):
-            return (t.name != first, -file_hints.get(t.name, 0),
-                    pref.index(t.name) if t.name in pref else len(pref),
+            # slow tests (the real-torch engine tests) last, unless they are
+            # the file's known killers or its preferred tests
+            p = pref.index(t.name) if t.name in pref else len(pref)
+            slow = not self.args.no_parts and p == len(pref) and seconds(t) >= SLOW_TEST_S
+            return (t.name != first, -file_hints.get(t.name, 0), p, slow,
                     SUITE_ORDER.index(t.suite) if t.suite in SUITE_ORDER else len(SUITE_ORDER),
                     t.name)
         return sorted(tests, key=key)
@@ -1187,10 +1506,14 @@ class Runner:
             with open(JOURNAL, 'w') as f:
                 json.dump({'file': path, 'data': base64.b64encode(pristine).decode()}, f)
         write_file(path, m.apply(pristine))
+        if m.file.endswith('.py'):
+            drop_bytecode(path)
         try:
             status, killer, detail, note = self._judge(m, hints, rec, first)
         finally:
             write_file(path, pristine)
+            if m.file.endswith('.py'):
+                drop_bytecode(path)
             if self.args.in_place and os.path.exists(JOURNAL):
                 os.remove(JOURNAL)
         rec.update({'status': status, 'killer': killer, 'detail': detail, 'note': note,
@@ -1212,7 +1535,16 @@ class Runner:
     def _judge(self, m, hints, rec, first):
         log_path = os.path.join(LOGS, m.id + '.txt')
         rec['build_seconds'] = 0.0
-        if m.file.endswith('.cc'):
+        if m.file.endswith('.py'):
+            # no build: a mutant that is no Python is a build error
+            try:
+                with open(os.path.join(WORK, m.file), 'rb') as f:
+                    compile(f.read(), m.file, 'exec')
+            except SyntaxError as e:
+                with open(log_path, 'w') as f:
+                    f.write('%s\n' % e)
+                return 'build-error', None, None, 'SyntaxError'
+        elif m.file.endswith('.cc'):
             objs = objects_of(m.file)
             if objs:
                 failed = self._build(objs, rec, log_path)
@@ -1223,10 +1555,12 @@ class Runner:
         if not tests:
             if self.coverage is not None and self.coverage.instrumented(m):
                 return 'survived', None, None, 'no test executes this line'
+            if self.py_coverage is not None and self.py_coverage.instrumented(m):
+                return 'survived', None, None, 'no test executes this line'
             return 'survived', None, None, 'no test depends on this file'
         built = set()
         for t in tests:
-            need = [x for x in t.targets if x not in built]
+            need = [x for x in t.targets if x not in built and not m.file.endswith('.py')]
             if need:
                 failed = self._build(need, rec, log_path)
                 if failed is not None:
@@ -1245,6 +1579,10 @@ class Runner:
         if os.path.exists(log_path):
             os.remove(log_path)
         return 'survived', None, None, None
+
+
+def drop_bytecode(path):
+    subprocess.run(['rm', '-rf', os.path.join(os.path.dirname(path), '__pycache__')])
 
 
 def parallel_map(fn, items, jobs):
@@ -1278,8 +1616,8 @@ class Coverage:
         if not self.instrumented(m):
             return tests
         # a test missing from the map (added since) is kept
-        return [t for t in tests if t.name not in self.tests
-                or m.line in self.tests[t.name].get(m.file, ())]
+        return [t for t in tests if t.whole not in self.tests
+                or m.line in self.tests[t.whole].get(m.file, ())]
 
 
 def sources_digest(files):
@@ -1400,6 +1738,144 @@ def collect_coverage(args, files):
     log('mutate: wrote %s: %d tests; %d of %d instrumented lines of the mutated sources '
         'executed by some test' % (os.path.relpath(COVERAGE, ROOT), len(data['tests']),
                                    executed, total))
+    return 0
+
+
+# Python coverage: a sitecustomize.py on PYTHONPATH traces every Python
+# process a test starts (the test, the adapters it spawns, r3check's adapter
+# processes, torchrun's workers) and appends each first-executed line of the
+# mutated sources to OUT/PID.lines, as it happens (a killed process keeps
+# what it ran).
+PY_TRACER = r'''
+import os, sys, threading
+_out = os.environ.get("R3_MUTATE_PYCOV_OUT")
+_root = os.environ.get("R3_MUTATE_PYCOV_ROOT")
+if _out and _root:
+    _pre = (os.path.join(_root, "engines") + os.sep, os.path.join(_root, "scripts", "fuzz_report.py"))
+    _want, _seen, _fd = {}, set(), [None]
+
+    def _local(frame, event, arg):
+        if event == "line":
+            key = (frame.f_code.co_filename, frame.f_lineno)
+            if key not in _seen:
+                _seen.add(key)
+                if _fd[0] is None:
+                    os.makedirs(_out, exist_ok=True)
+                    _fd[0] = os.open(os.path.join(_out, "%d.lines" % os.getpid()),
+                                     os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                os.write(_fd[0], ("%s\t%d\n" % key).encode())
+        return _local
+
+    def _global(frame, event, arg):
+        f = frame.f_code.co_filename
+        w = _want.get(f)
+        if w is None:
+            w = _want[f] = os.path.realpath(f).startswith(_pre)
+        return _local if w else None
+
+    sys.settrace(_global)
+    threading.settrace(_global)
+'''
+
+
+def py_code_lines(src, name):
+    """The lines that have bytecode: a mutant elsewhere keeps every test."""
+    lines, todo = set(), [compile(src, name, 'exec')]
+    while todo:
+        co = todo.pop()
+        lines.update(ln for _, _, ln in co.co_lines() if ln)
+        todo += [c for c in co.co_consts if hasattr(c, 'co_lines')]
+    return lines
+
+
+class PyCoverage:
+    """Which test part executed which line of the Python sources
+    (--collect-py-coverage); keyed by part, so a mutant runs only the parts
+    that reach its line."""
+
+    def __init__(self, data):
+        self.tests = {n: {f: set(v) for f, v in files.items()} for n, files in data['tests'].items()}
+        self.lines = {f: set(v) for f, v in data['instrumented'].items()}
+
+    def instrumented(self, m):
+        return m.line in self.lines.get(m.file, ())
+
+    def select(self, m, tests):
+        if not self.instrumented(m):
+            return tests
+        return [t for t in tests if t.name not in self.tests
+                or m.line in self.tests[t.name].get(m.file, ())]
+
+
+def py_sources(files):
+    return {p: d for p, d in mutation_sources(files).items() if p.endswith('.py')}
+
+
+def load_py_coverage(tree, files):
+    if not os.path.exists(PY_COVERAGE):
+        return None
+    with open(PY_COVERAGE) as f:
+        data = json.load(f)
+    if data.get('sources') != snapshot_digest(py_sources(files)):
+        log('mutate: %s is for other sources; running every test of the static map '
+            '(--collect-py-coverage to refresh)' % os.path.relpath(PY_COVERAGE, ROOT))
+        return None
+    if data.get('tree') != tree:
+        log('mutate: %s was made before the tests last changed; --collect-py-coverage '
+            'refreshes it' % os.path.relpath(PY_COVERAGE, ROOT))
+    return PyCoverage(data)
+
+
+def collect_py_coverage(args, files):
+    """Runs every test (part) of PY_TESTS once on the pristine copy under the
+    tracer and writes PY_COVERAGE."""
+    runner = Runner(args, files)
+    runner.prepare(full=True)
+    wanted = {n for v in PY_TESTS.values() for n in v}
+    tests = [t for t in runner.tests if t.whole in wanted]
+    site = os.path.join(STATE, 'pycov-site')
+    os.makedirs(site, exist_ok=True)
+    with open(os.path.join(site, 'sitecustomize.py'), 'w') as f:
+        f.write(PY_TRACER)
+    root = os.path.join(STATE, 'pycov')
+    subprocess.run(['rm', '-rf', root], check=True)
+    real_work = os.path.realpath(WORK)
+    data = {'tree': snapshot_digest(files), 'sources': snapshot_digest(py_sources(files)),
+            'tests': {}, 'instrumented': {}, 'seconds': {}}
+    for p, d in py_sources(files).items():
+        data['instrumented'][p] = sorted(py_code_lines(d, p))
+
+    def one(t):
+        out = os.path.join(root, t.name.replace('/', '_'))
+        t.env = dict(t.env, R3_MUTATE_PYCOV_OUT=out, R3_MUTATE_PYCOV_ROOT=real_work,
+                     PYTHONPATH=site + (os.pathsep + t.env['PYTHONPATH']
+                                        if t.env.get('PYTHONPATH') else ''))
+        res, secs, detail = run_test(t, max(t.timeout, 60) * 4,
+                                     os.path.join(LOGS, 'py-coverage-%s.txt' % t.name))
+        hits = {}
+        for dirpath, _, names in os.walk(out):
+            for n in names:
+                with open(os.path.join(dirpath, n)) as f:
+                    for line in f:
+                        path, _, ln = line.rstrip('\n').rpartition('\t')
+                        rel = os.path.relpath(os.path.realpath(path), real_work)
+                        hits.setdefault(rel, set()).add(int(ln))
+        return t.name, res, detail, secs, hits
+
+    log('mutate: Python coverage of %d test parts' % len(tests))
+    for name, res, detail, secs, hits in parallel_map(one, tests, args.test_jobs):
+        if res != 'pass':
+            sys.exit('mutate: %s fails under the tracer (%s %s)' % (name, res, detail or ''))
+        data['tests'][name] = {f: sorted(v) for f, v in hits.items() if f in data['instrumented']}
+        data['seconds'][name] = round(secs, 1)
+        log('mutate:   %s: %.0f s, %d lines' % (name, secs, sum(map(len, data['tests'][name].values()))))
+    with open(PY_COVERAGE, 'w') as f:
+        json.dump(data, f)
+    total = sum(len(v) for v in data['instrumented'].values())
+    hit = sum(len(set().union(*[set(h.get(p, ())) for h in data['tests'].values()])
+                  & set(v)) for p, v in data['instrumented'].items())
+    log('mutate: wrote %s: %d of %d Python lines with bytecode executed by some test'
+        % (os.path.relpath(PY_COVERAGE, ROOT), hit, total))
     return 0
 
 
@@ -1569,6 +2045,12 @@ def main():
                     help='record which test executes which line (a -Db_coverage build in '
                     '.mutate/work/covbuild); later runs then skip the tests that never reach '
                     'a mutant\'s line')
+    ap.add_argument('--collect-py-coverage', action='store_true',
+                    help='record which test part executes which line of the Python sources '
+                    '(a tracer in every Python process the tests start)')
+    ap.add_argument('--no-parts', action='store_true',
+                    help='run the slow tests whole (TEST_PARTS), in suite order, as before '
+                    'issue 23 (for measuring the speed-up)')
     ap.add_argument('--no-coverage', action='store_true',
                     help='run every affected test even when a coverage map exists')
     ap.add_argument('--survivors', action='store_true',
@@ -1620,6 +2102,8 @@ def main():
         return 0
     if args.collect_coverage:
         return collect_coverage(args, files)
+    if args.collect_py_coverage:
+        return collect_py_coverage(args, files)
     muts = all_mutants(files)
     if args.paths:
         ps = [p.rstrip('/') for p in args.paths]
@@ -1704,6 +2188,7 @@ def main():
     runner.prepare(full=not args.ci)
     if not args.ci:
         runner.coverage = None if args.no_coverage else load_coverage(tree, files)
+        runner.py_coverage = None if args.no_coverage else load_py_coverage(tree, files)
     hints = hints_from(load_results(RESULTS))
     if args.ci:
         # Only the tests the sample names, each checked on the pristine copy.
