@@ -1228,8 +1228,7 @@ def check_parts(test):
     if test.cmd[-1].endswith('.gtest') or not any(c.endswith('.py') for c in test.cmd):
         listed = subprocess.run(test.cmd + ['--gtest_list_tests'], stdout=subprocess.PIPE,
                                 env=test.env).stdout.decode()
-        suites = {ln.split('.')[0] for ln in listed.splitlines()
-                  if ln and not ln.startswith(' ')}
+        suites = {ln[:-1] for ln in listed.splitlines() if re.fullmatch(r'\S+\.', ln)}
         pats = [p for _, a in TEST_PARTS[test.name] for x in a if x.startswith('--gtest_filter=')
                 for p in x.split('=', 1)[1].split(':')]
         missing = sorted(x for x in suites if not any(
@@ -1502,15 +1501,20 @@ class Runner:
         rc, _, out = ninja(sorted({x for t in todo for x in t.targets}), self.jobs, 7200)
         if rc != 0:
             sys.exit('mutate: the pristine copy does not build:\n' + out[-3000:])
+        lock = threading.Lock()
+
         def one(t):
             path = os.path.join(LOGS, 'baseline-%s.txt' % t.name)
-            return (t, path) + run_test(t, max(t.timeout, 60) * 2, path)
+            res, secs, detail = run_test(t, max(t.timeout, 60) * 2, path)
+            if res == 'pass':  # kept at once: a later failure does not lose it
+                with lock:
+                    self.base['seconds'][t.name] = round(secs, 3)
+                    self.save_base()
+            return t, path, res, secs, detail
         for t, path, res, secs, detail in parallel_map(one, todo, self.args.test_jobs):
             if res != 'pass':
                 sys.exit('mutate: %s fails on the pristine copy (%s %s); fix that first, see %s'
                          % (t.name, res, detail or '', path))
-            self.base['seconds'][t.name] = round(secs, 3)
-        self.save_base()
 
     def order(self, m, hints, first=None):
         """The tests to run for mutant m, the likeliest killers first. Without
@@ -1925,6 +1929,11 @@ def collect_py_coverage(args, files):
         # the pristine run is also the part's baseline (the tracer adds ~10 %)
         runner.base['seconds'].setdefault(name, round(secs, 3))
         log('mutate:   %s: %.0f s, %d lines' % (name, secs, sum(map(len, data['tests'][name].values()))))
+    # a whole test's baseline (--no-parts) is the sum of its parts'
+    for whole in {t.whole for t in tests if t.whole != t.name}:
+        parts = [t.name for t in tests if t.whole == whole]
+        if all(n in data['seconds'] for n in parts):
+            runner.base['seconds'].setdefault(whole, round(sum(data['seconds'][n] for n in parts), 3))
     runner.save_base()
     with open(PY_COVERAGE, 'w') as f:
         json.dump(data, f)
