@@ -1669,12 +1669,16 @@ class Coverage:
     def instrumented(self, m):
         return m.line in self.lines.get(m.file, ())
 
+    @staticmethod
+    def key(t):
+        return t.whole
+
     def select(self, m, tests):
         if not self.instrumented(m):
             return tests
         # a test missing from the map (added since) is kept
-        return [t for t in tests if t.whole not in self.tests
-                or m.line in self.tests[t.whole].get(m.file, ())]
+        return [t for t in tests if self.key(t) not in self.tests
+                or m.line in self.tests[self.key(t)].get(m.file, ())]
 
 
 def sources_digest(files):
@@ -1846,23 +1850,14 @@ def py_code_lines(src, name):
     return lines
 
 
-class PyCoverage:
+class PyCoverage(Coverage):
     """Which test part executed which line of the Python sources
     (--collect-py-coverage); keyed by part, so a mutant runs only the parts
-    that reach its line."""
+    that reach its line. Same selection as Coverage, by part name."""
 
-    def __init__(self, data):
-        self.tests = {n: {f: set(v) for f, v in files.items()} for n, files in data['tests'].items()}
-        self.lines = {f: set(v) for f, v in data['instrumented'].items()}
-
-    def instrumented(self, m):
-        return m.line in self.lines.get(m.file, ())
-
-    def select(self, m, tests):
-        if not self.instrumented(m):
-            return tests
-        return [t for t in tests if t.name not in self.tests
-                or m.line in self.tests[t.name].get(m.file, ())]
+    @staticmethod
+    def key(t):
+        return t.name
 
 
 def py_sources(files):
