@@ -381,6 +381,33 @@ class ReplaySizingTest(AdapterTestBase):
         self.assertEqual([(r["replay_error"], r["kernel_slice_rows"]) for r in ranks], [(None, 10)] * 4)
         self.assertEqual([r["captured"] for r in ranks], [[R(0, 0, 5)]] * 2 + [[R(1, 0, 3)]] * 2)
 
+    def test_a_kernel_object_without_one_replay_buffer_is_a_gap(self):
+        # The adapter finds vLLM's buffer by name, or as the one tensor the
+        # object holds; with two (or none) it cannot tell which the kernel
+        # writes: r3check's gap, a fatal naming it, never a verdict.
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        sizing = tmp / "modular_kernel.py"
+        sizing.write_text(textwrap.dedent("""
+            import torch
+
+            class FusedMoEExpertsMonolithic:
+                def set_capture_fn(self, fn):
+                    self.fn = fn
+                    rows = self.moe_config.max_num_tokens * self.moe_config.ep_size
+                    self.ids = torch.empty((rows, self.moe_config.experts_per_token), dtype=torch.int16)
+                    self.weights = torch.empty((rows, self.moe_config.experts_per_token))
+
+                def _maybe_make_routing_replay_buffer(self, n, device):
+                    return self.ids
+            """))
+        a = self.start(fixture("post50874") / TARGET_REL, args=("--sizing", str(sizing)))
+        self.assertEqual(a.ask({"type": "hello", "protocol": 1})["type"], "hello", a.err_text())
+        msg = a.ask({"type": "run", "id": 1, "cases": [EAGER_SP]})
+        self.assertEqual(msg["type"], "fatal", msg)
+        self.assertIn("the replay sizing adapter", msg["error"])
+        self.assertIn("no replay buffer tensor after set_capture_fn", msg["error"])
+
     def test_no_sizing_code_no_replay_fields(self):
         hello, ranks = self.ranks("post50874", EAGER_SP)
         self.assertIsNone(hello["sizing"])
