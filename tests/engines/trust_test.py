@@ -263,6 +263,18 @@ class InterfacesTest(OneOffEngines):
         self.assertEqual(hello.get("dtype_map"), "uint16 -> int32, uint32 -> int64, uint64 -> int64" if old_torch else None)
 
     @unittest.skipIf(__import__("torch").cuda.is_available(), "the device map is for CPU-only torch")
+    def test_a_positional_cuda_move_runs_on_the_cpu(self):
+        # topk_ids.to("cuda") and .cuda(), as engine code writes them (issue
+        # 23's gap list: the positional form was never executed).
+        src = self.engine(before_capture="""
+            assert topk_ids.to("cuda").device.type == "cpu"
+            assert topk_ids.to("cuda:0", non_blocking=True).device.type == "cpu"
+            assert topk_ids.cuda().device.type == "cpu"
+            """)
+        hello, (res,) = self.run_cases(src, [EAGER_SP])
+        self.assert_ranks(res, {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
+
+    @unittest.skipIf(__import__("torch").cuda.is_available(), "the device map is for CPU-only torch")
     def test_a_hard_coded_cuda_device_runs_on_the_cpu(self):
         src = self.engine(module_code="""
             import torch as _torch
