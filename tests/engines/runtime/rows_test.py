@@ -52,6 +52,22 @@ class RowsTest(unittest.TestCase):
         self.assertEqual((stray, undec), (2, 1))
         self.assertEqual(rows.runs_json(got), [{"dp": 0, "from": 0, "count": 1}, {"dp": 0, "from": 2, "count": 2}])
 
+    def test_same_compares_shape_dtype_and_values(self):
+        # _same() tells TP ranks' captures apart; its 8-byte-word fast path
+        # must not equate tensors of other shapes or values.
+        a = torch.zeros(2, 4, dtype=torch.int32)
+        self.assertTrue(rows._same(a, a.clone()))
+        self.assertFalse(rows._same(torch.zeros(2, 3), torch.zeros(3, 2)))  # same numel, other shape
+        self.assertFalse(rows._same(a, torch.zeros(2, 2, dtype=torch.int32)))
+        b = a.clone()
+        b[1, 3] = 1
+        self.assertFalse(rows._same(a, b))  # the fast path's words see the last element too
+        c = torch.zeros(2, 3, dtype=torch.int16)  # 6 bytes a row: no word view
+        d = c.clone()
+        d[0, 2] = 7
+        self.assertTrue(rows._same(c, c.clone()))
+        self.assertFalse(rows._same(c, d))
+
     def test_malformed_cases_are_fatal(self):
         with self.assertRaises(rows.Fatal):
             case([2], [{"dp": 0, "from": 1, "count": 2}])  # outside N[0]
