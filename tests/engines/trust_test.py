@@ -304,6 +304,15 @@ class ProtocolHygieneTest(OneOffEngines):
         self.assertEqual(res["ranks"][0]["error"]["type"], "EOFError")
 
 
+    def test_a_python_without_torch_is_one_fatal_line(self):
+        # --engine-python pointing at an interpreter without torch (issue
+        # 23's gap list: main.py's import guard was never executed).
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, tmp)
+        (tmp / "torch.py").write_text('raise ImportError("No module named \'torch\' (test)")\n')
+        err = self.expect_fatal(fixture("post50874"), "cannot import torch with ", env={"PYTHONPATH": str(tmp)})
+        self.assertIn(": ImportError: No module named 'torch' (test)", err)
+
     def test_a_file_not_named_py_loads_as_python(self):
         tmp = pathlib.Path(tempfile.mkdtemp())
         self.addCleanup(shutil.rmtree, tmp)
