@@ -7,6 +7,7 @@
 //       [--engine-launch none|torchrun] [--nproc N] [--engine-device cpu|cuda]
 //       [--label NAME] [--json FILE]
 #include <chrono>
+#include <memory>
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
@@ -31,9 +32,9 @@ struct Rate {
   double per_s() const { return static_cast<double>(ranks) / seconds; }
 };
 
-Rate Measure(const std::vector<r3::Case>& cases, const r3::sut::SutOptions& options) {
+Rate Measure(const std::vector<r3::Case>& cases, r3::sut::Producer& producer) {
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<r3::check::CaseResult> results = r3::check::RunCases(cases, options);
+  const std::vector<r3::check::CaseResult> results = r3::check::RunCases(cases, producer);
   Rate rate;
   rate.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -73,18 +74,18 @@ int main(int argc, char** argv) {
   std::vector<r3::Case> batch;
   for (int64_t i = 0; i < cases; ++i) batch.push_back(sampler.Next());
 
-  const Rate builtin = Measure(batch, {});
-  r3::sut::SutOptions engine_options;
+  const Rate builtin = Measure(batch, *r3::sut::MakeHostProducer());
+  std::shared_ptr<r3::sut::Producer> producer;
   try {
-    engine_options.external = r3::engine::StartEngine(r3::engine::ResolveEngine(sut, launch));
+    producer = r3::engine::StartEngine(r3::engine::ResolveEngine(sut, launch), {});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "engine_throughput: %s\n", e.what());
     return 2;
   }
-  const Rate engine = Measure(batch, engine_options);
+  const Rate engine = Measure(batch, *producer);
   const nlohmann::json out = {
       {"label", label},
-      {"sut", engine_options.external->Label()},
+      {"sut", producer->Label()},
       {"launch", launch.launch},
       {"nproc", launch.nproc},
       {"device", launch.device},

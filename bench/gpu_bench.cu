@@ -50,17 +50,18 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
 // batch.
 ordered_json CasesPerSecond(r3::gpu::Runner& runner, const std::vector<r3::Case>& cases,
                             const std::string& what, size_t batch = 64) {
-  runner.RunBatch({cases.data(), std::min(batch, cases.size())});
+  r3::check::RunCases({cases.data(), std::min(batch, cases.size())}, runner);
   int64_t failed = 0;
   int64_t values = 0;
   std::string mode;
   const auto t0 = Clock::now();
   for (size_t i = 0; i < cases.size(); i += batch) {
     const size_t n = std::min(batch, cases.size() - i);
-    for (const r3::gpu::GpuCaseResult& r : runner.RunBatch({cases.data() + i, n})) {
-      failed += r.Passes() ? 0 : 1;
-      values += r.values_checked;
-      if (mode.empty() || r.mode.rfind("nccl", 0) == 0) mode = r.mode;
+    for (const r3::check::CaseResult& r : r3::check::RunCases({cases.data() + i, n}, runner)) {
+      const r3::sut::DeviceCheck& device = r.observation.device.value();
+      failed += r.PassesOrKnown() ? 0 : 1;
+      values += device.values_checked;
+      if (mode.empty() || device.mode.rfind("nccl", 0) == 0) mode = device.mode;
     }
   }
   const double s = Seconds(t0, Clock::now());
@@ -102,14 +103,14 @@ ordered_json HostAgainstGpu(const std::vector<r3::Case>& cases, const r3::sut::M
   o.mode = r3::gpu::RankMode::kEmulated;
   o.sut.mutants = mutants;
   r3::gpu::Runner runner(o);
-  runner.RunBatch({cases.data(), std::min(batch, cases.size())});  // warm-up
+  r3::check::RunCases({cases.data(), std::min(batch, cases.size())}, runner);  // warm-up
   std::vector<std::string> gpu_keys;
   const auto g0 = Clock::now();
   for (size_t i = 0; i < cases.size(); i += batch) {
     const size_t n = std::min(batch, cases.size() - i);
-    for (const r3::gpu::GpuCaseResult& r : runner.RunBatch({cases.data() + i, n})) {
-      gpu_keys.push_back(VerdictKey(r.Passes(), r.result.verdict.ok() ? false : r.Passes(),
-                                    r.result.verdict));
+    for (const r3::check::CaseResult& r : r3::check::RunCases({cases.data() + i, n}, runner)) {
+      gpu_keys.push_back(VerdictKey(r.PassesOrKnown(), r.verdict.ok() ? false : r.PassesOrKnown(),
+                                    r.verdict));
     }
   }
   const double gpu_s = Seconds(g0, Clock::now());
@@ -131,6 +132,70 @@ ordered_json HostAgainstGpu(const std::vector<r3::Case>& cases, const r3::sut::M
           {"verdicts_differ", differ},
           {"host_verdicts", host_table},
           {"gpu_verdicts", gpu_table}};
+}
+
+ordered_json TimingsJson(const r3::gpu::RunnerTimings& t) {
+  return {{"prepare_s", t.prepare_s},   {"step_s", t.step_s},
+          {"observe_s", t.observe_s},   {"readback_s", t.readback_s},
+          {"decode_s", t.decode_s},     {"cases", t.cases},
+          {"slow_cases", t.slow_cases}};
+}
+
+// Issue 21's targets on one GPU, host and GPU in the same run on the same
+// cases: the GPU's all-pass rate against the host's single-core rate, and
+// its rate under mutants that break cases against its all-pass rate. Each
+// row carries where the runner's time went.
+ordered_json ThroughputTargets(const std::vector<r3::Case>& cases, size_t batch) {
+  const auto h0 = Clock::now();
+  int64_t host_failed = 0;
+  for (const r3::Case& c : cases) host_failed += r3::check::RunCase(c, {}).PassesOrKnown() ? 0 : 1;
+  const double host_rate = cases.size() / Seconds(h0, Clock::now());
+  std::printf("%-44s %8zu cases %10.1f cases/s (host, one core)\n", "targets: host SUT",
+              cases.size(), host_rate);
+  ordered_json rows = ordered_json::array();
+  double all_pass_rate = 0;
+  for (const char* mutant : {"", "no-sp-trim", "gpu-tail-rows", "gpu-layer-stride"}) {
+    r3::gpu::GpuOptions o;
+    o.mode = r3::gpu::RankMode::kEmulated;
+    if (*mutant != '\0') o.sut.mutants = r3::sut::MutantSet(r3::sut::MutantNamed(mutant));
+    r3::gpu::Runner runner(o);
+    r3::check::RunCases({cases.data(), std::min(batch, cases.size())}, runner);  // warm-up
+    const r3::gpu::RunnerTimings before = runner.timings();
+    int64_t failed = 0;
+    const auto t0 = Clock::now();
+    for (size_t i = 0; i < cases.size(); i += batch) {
+      const size_t n = std::min(batch, cases.size() - i);
+      for (const r3::check::CaseResult& r : r3::check::RunCases({cases.data() + i, n}, runner)) {
+        failed += r.PassesOrKnown() ? 0 : 1;
+      }
+    }
+    const double rate = cases.size() / Seconds(t0, Clock::now());
+    r3::gpu::RunnerTimings t = runner.timings();
+    t.prepare_s -= before.prepare_s;
+    t.step_s -= before.step_s;
+    t.observe_s -= before.observe_s;
+    t.readback_s -= before.readback_s;
+    t.decode_s -= before.decode_s;
+    t.cases -= before.cases;
+    t.slow_cases -= before.slow_cases;
+    if (*mutant == '\0') all_pass_rate = rate;
+    std::printf("%-44s %8zu cases %10.1f cases/s, %lld failing, %lld read back\n",
+                (std::string("targets: gpu, mutant ") + (*mutant ? mutant : "none")).c_str(),
+                cases.size(), rate, static_cast<long long>(failed),
+                static_cast<long long>(t.slow_cases));
+    rows.push_back({{"mutant", *mutant ? mutant : "none"},
+                    {"gpu_cases_per_second", rate},
+                    {"failing_cases", failed},
+                    {"share_of_all_pass_rate", all_pass_rate > 0 ? rate / all_pass_rate : 1.0},
+                    {"timings", TimingsJson(t)}});
+  }
+  return {{"cases", cases.size()},
+          {"batch", batch},
+          {"host_single_core_cases_per_second", host_rate},
+          {"host_failing_cases", host_failed},
+          {"gpu_all_pass_cases_per_second", all_pass_rate},
+          {"all_pass_at_least_host_single_core", all_pass_rate >= host_rate},
+          {"gpu", rows}};
 }
 
 template <typename F>
@@ -286,10 +351,16 @@ int main(int argc, char** argv) {
   setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
   std::string out_path = "bench/results/gpu.json";
   bool capture_copy_only = false;
+  bool targets_only = false;
+  size_t target_cases = 65536;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--capture-copy-only") {
       capture_copy_only = true;
+    } else if (arg == "--targets-only") {
+      targets_only = true;
+    } else if (arg.rfind("--target-cases=", 0) == 0) {
+      target_cases = std::stoul(arg.substr(15));
     } else if (arg.rfind("--", 0) == 0) {
       std::fprintf(stderr, "gpu_bench: unknown flag %s\n", arg.c_str());
       return 2;
@@ -335,6 +406,15 @@ int main(int argc, char** argv) {
   std::vector<r3::Case> many = mixed;
   while (many.size() < 65536) many.push_back(sampler.Next());
   const size_t big_batch = 4096;
+  j["targets"] = ThroughputTargets(
+      std::vector<r3::Case>(many.begin(),
+                            many.begin() + static_cast<long>(std::min(target_cases, many.size()))),
+      big_batch);
+  if (targets_only) {
+    std::ofstream(out_path) << j.dump(2) << "\n";
+    std::printf("wrote %s\n", out_path.c_str());
+    return 0;
+  }
   ordered_json rate = ordered_json::array();
   {
     r3::gpu::GpuOptions o;

@@ -4,6 +4,10 @@
 #include <cstdlib>
 #include <string_view>
 
+#ifdef R3CHECK_HAVE_GPU
+#include "r3/gpu/gpu.h"
+#endif
+
 namespace r3::fuzz {
 namespace {
 
@@ -51,6 +55,43 @@ sut::SutOptions SutOptionsFromEnvAndArgs(int argc, char** argv) {
     if (arg.rfind("--mutant=", 0) == 0) SetMutants(options, "--mutant", arg.substr(9));
   }
   return options;
+}
+
+std::shared_ptr<sut::Producer> ProducerFromEnvAndArgs(int argc, char** argv) {
+  const sut::SutOptions options = SutOptionsFromEnvAndArgs(argc, argv);
+  std::string_view producer = "host";
+  std::string_view what = "R3_FUZZ_PRODUCER";
+  if (const char* v = std::getenv("R3_FUZZ_PRODUCER"); v != nullptr && *v != '\0') producer = v;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.rfind("--producer=", 0) == 0) {
+      producer = arg.substr(11);
+      what = "--producer";
+    }
+  }
+  if (producer == "host") return sut::MakeHostProducer(options);
+  if (producer != "gpu") {
+    std::fprintf(stderr, "r3 fuzz: %.*s: unknown producer '%.*s' (host | gpu)\n",
+                 static_cast<int>(what.size()), what.data(), static_cast<int>(producer.size()),
+                 producer.data());
+    std::exit(2);
+  }
+#ifdef R3CHECK_HAVE_GPU
+  const gpu::Availability gpus = gpu::ProbeGpus();
+  if (!gpus.ok()) {
+    std::fprintf(stderr, "r3 fuzz: %.*s=gpu: no usable GPU here (%s)\n",
+                 static_cast<int>(what.size()), what.data(), gpus.detail.c_str());
+    std::exit(77);
+  }
+  gpu::GpuOptions gpu_options;
+  gpu_options.sut = options;
+  gpu_options.mode = gpu::RankMode::kEmulated;
+  return std::make_shared<gpu::Runner>(gpu_options);
+#else
+  std::fprintf(stderr, "r3 fuzz: %.*s=gpu: this build has no CUDA capture path\n",
+               static_cast<int>(what.size()), what.data());
+  std::exit(2);
+#endif
 }
 
 }  // namespace r3::fuzz

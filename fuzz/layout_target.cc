@@ -38,9 +38,9 @@ int64_t Work(const r3::Config& cfg) {
   return ranks * segments;
 }
 
-r3::sut::SutOptions& Options() {
-  static r3::sut::SutOptions options;
-  return options;
+std::shared_ptr<r3::sut::Producer>& Producer() {
+  static std::shared_ptr<r3::sut::Producer> producer;
+  return producer;
 }
 
 }  // namespace
@@ -50,7 +50,7 @@ volatile std::sig_atomic_t r3_fuzz_finding = 0;
 }
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  Options() = r3::fuzz::SutOptionsFromEnvAndArgs(*argc, *argv);
+  Producer() = r3::fuzz::ProducerFromEnvAndArgs(*argc, *argv);
   return 0;
 }
 
@@ -63,9 +63,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return -1;
   }
   if (Work(c.config) > kMaxFuzzWork) return -1;
-  const r3::check::CaseResult result = r3::check::RunCase(c, Options());
+  const r3::check::CaseResult result = std::move(r3::check::RunCases({&c, 1}, *Producer()).at(0));
   if (!result.PassesOrKnown()) {
-    const std::string verdict = r3::check::VerdictText("<fuzz>", result, Options());
+    const std::string verdict = r3::check::VerdictText("<fuzz>", result, *Producer());
     const std::string printed = r3::PrintCase(c);
     std::fprintf(stderr, "r3 fuzz: unexplained invariant violation\n%s--- case ---\n%s------------\n",
                  verdict.c_str(), printed.c_str());

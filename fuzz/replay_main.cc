@@ -4,7 +4,7 @@
 //
 //   replay [--require-valid | --list-invalid | --expect-kill |
 //           --expect=FILE | --update-expect=FILE]
-//          [--sut=NAME] [--mutant=NAME[,NAME]] [--policy=NAME] PATH...
+//          [--sut=NAME] [--mutant=NAME[,NAME]] [--policy=NAME] [--producer=host|gpu] PATH...
 //
 // Exit status, so that a test can tell the failure it wants from any other:
 //   0  every input ran as asked (with --expect-kill: the target reported a
@@ -90,7 +90,7 @@ void OnAbort(int /*signal*/) {
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
                "replay: %s\nusage: replay [--require-valid | --list-invalid | --expect-kill | "
-               "--expect=FILE | --update-expect=FILE] [--sut=|--mutant=|--policy=] PATH...\n",
+               "--expect=FILE | --update-expect=FILE] [--sut=|--mutant=|--policy=|--producer=] PATH...\n",
                why.c_str());
   std::exit(kUsage);
 }
@@ -166,7 +166,7 @@ int main(int argc, char** argv) {
     } else if (StartsWith(arg, "--update-expect=")) {
       update_path = arg.substr(16);
     } else if (StartsWith(arg, "--sut=") || StartsWith(arg, "--mutant=") ||
-               StartsWith(arg, "--policy=")) {
+               StartsWith(arg, "--policy=") || StartsWith(arg, "--producer=")) {
       continue;  // read by LLVMFuzzerInitialize (unknown names exit 2 there)
     } else if (StartsWith(arg, "-")) {
       Usage("unknown flag " + arg);

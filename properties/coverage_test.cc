@@ -73,7 +73,7 @@ TEST(Coverage, EveryImportantClassIsAboveItsFloor) {
   // At least 1000 cases so the floors are far from sampling noise.
   std::map<std::string, double> shares = ClassShares(
       "Coverage/EveryImportantClassIsAboveItsFloor", 1000,
-      [] { AllInvariantsHold(sut::SutOptions{}); });
+      [] { AllInvariantsHold(*sut::MakeHostProducer()); });
   ExpectAboveFloors(shares, ClassFloors());
 }
 

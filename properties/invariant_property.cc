@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include <rapidcheck.h>
 
@@ -53,9 +54,10 @@ sut::SutOptions SutFromEnvironment() {
 
 }  // namespace
 
-const sut::SutOptions& PropertySut() {
-  static const sut::SutOptions options = SutFromEnvironment();
-  return options;
+sut::Producer& PropertyProducer() {
+  static const std::shared_ptr<sut::Producer> producer =
+      sut::MakeHostProducer(SutFromEnvironment());
+  return *producer;
 }
 
 const check::Violation* FirstUnexplained(const check::CaseResult& result,
@@ -69,37 +71,36 @@ const check::Violation* FirstUnexplained(const check::CaseResult& result,
 }
 
 std::string FailureReport(const Case& c, const check::CaseResult& result,
-                          const check::Violation& v, const sut::SutOptions& options) {
+                          const check::Violation& v, const sut::Producer& producer) {
   std::string out = "invariant " + std::to_string(static_cast<int>(v.invariant)) + " (" +
                     std::string(check::InvariantName(v.invariant)) + ") violated on " +
-                    RankText(v) + " [" + check::DescribeOptions(options) + "]\n  " + v.message +
+                    RankText(v) + " [" + check::DescribeOptions(producer) + "]\n  " + v.message +
                     "\n";
   if (v.has_rows) {
     out += "  captured: " + DescribeRuns(v.captured) + "\n  expected: " +
            DescribeRuns(v.expected) + "\n";
   }
-  out += check::VerdictText("<generated>", result, options);
+  out += check::VerdictText("<generated>", result, producer);
   out += "\n--- case (save as corpus/regressions/NAME.r3case) ---\n" + PrintCase(c) + "---\n";
   return out;
 }
 
-void CheckCase(const Case& c, std::optional<check::Invariant> inv,
-               const sut::SutOptions& options) {
-  const check::CaseResult result = check::RunCase(c, options);
+void CheckCase(const Case& c, std::optional<check::Invariant> inv, sut::Producer& producer) {
+  const check::CaseResult result = std::move(check::RunCases({&c, 1}, producer).at(0));
   if (const check::Violation* v = FirstUnexplained(result, inv)) {
-    RC_FAIL(FailureReport(c, result, *v, options));
+    RC_FAIL(FailureReport(c, result, *v, producer));
   }
 }
 
-void InvariantHolds(check::Invariant inv, const sut::SutOptions& options) {
+void InvariantHolds(check::Invariant inv, sut::Producer& producer) {
   const Case c = *GenCase();
-  CheckCase(c, inv, options);
+  CheckCase(c, inv, producer);
 }
 
-void AllInvariantsHold(const sut::SutOptions& options) {
+void AllInvariantsHold(sut::Producer& producer) {
   const Case c = *GenCase();
   ClassifyForRapidCheck(c);
-  CheckCase(c, std::nullopt, options);
+  CheckCase(c, std::nullopt, producer);
 }
 
 }  // namespace r3::props

@@ -1,7 +1,8 @@
 // The property bodies: draw a case, run it through the SUT and the model,
 // and fail (RC_FAIL) on a violation no known finding explains. The gtest
 // properties, the coverage run, the kill matrix and the benchmark all run
-// these same bodies; only the SutOptions differ.
+// these same bodies; only the producer differs (the host SUT by default, any
+// sut::Producer: the GPU suite runs them on the GPU path).
 #ifndef R3_PROPERTIES_INVARIANT_PROPERTY_H_
 #define R3_PROPERTIES_INVARIANT_PROPERTY_H_
 
@@ -11,7 +12,7 @@
 #include "r3/case/case.h"
 #include "r3/check/run_case.h"
 #include "r3/check/verdict.h"
-#include "r3/sut/sut.h"
+#include "r3/sut/producer.h"
 
 namespace r3::props {
 
@@ -23,25 +24,25 @@ const check::Violation* FirstUnexplained(const check::CaseResult& result,
 // The failure text: invariant, rank, captured vs expected, the full verdict,
 // and the case in r3case format (ready to save under corpus/regressions/).
 std::string FailureReport(const Case& c, const check::CaseResult& result,
-                          const check::Violation& v, const sut::SutOptions& options);
+                          const check::Violation& v, const sut::Producer& producer);
 
 // Checks one case; RC_FAILs with FailureReport when `inv` (or any invariant)
 // is violated and not explained by a known finding.
-void CheckCase(const Case& c, std::optional<check::Invariant> inv,
-               const sut::SutOptions& options);
+void CheckCase(const Case& c, std::optional<check::Invariant> inv, sut::Producer& producer);
 
 // Property body: draws a case from GenCase() and checks invariant `inv` for
 // every rank.
-void InvariantHolds(check::Invariant inv, const sut::SutOptions& options);
+void InvariantHolds(check::Invariant inv, sut::Producer& producer);
 
 // Property body: every invariant at once; tags the case with its classes.
-void AllInvariantsHold(const sut::SutOptions& options);
+void AllInvariantsHold(sut::Producer& producer);
 
-// The SUT the invariant properties check: the default (vllm-post-50874,
-// policy pr50874), or what R3_SUT, R3_POLICY and R3_MUTANT (comma-separated)
-// name, the same names as r3check's --sut/--policy/--mutant. A bad name
-// prints one line naming the variable and exits with status 2.
-const sut::SutOptions& PropertySut();
+// The host SUT the invariant properties check: the default
+// (vllm-post-50874, policy pr50874), or what R3_SUT, R3_POLICY and R3_MUTANT
+// (comma-separated) name, the same names as r3check's --sut/--policy/
+// --mutant. A bad name prints one line naming the variable and exits with
+// status 2.
+sut::Producer& PropertyProducer();
 
 }  // namespace r3::props
 

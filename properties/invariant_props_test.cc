@@ -21,7 +21,7 @@ namespace {
 using check::Invariant;
 
 // R3_SUT / R3_POLICY / R3_MUTANT pick another SUT (docs/properties.md).
-const sut::SutOptions& kSutUnderTest = PropertySut();
+sut::Producer& kSutUnderTest = PropertyProducer();
 
 RC_GTEST_PROP(Invariant1, KernelInputFitsTheReplayBuffer, ()) {
   InvariantHolds(Invariant::kReplayFits, kSutUnderTest);
@@ -57,7 +57,7 @@ RC_GTEST_PROP(Invariant7, GatherSizeAndLocalSizesAsSpecified, ()) {
 RC_GTEST_PROP(Invariant1, ExactBoundIsTightAndPoliciesRespectIt, ()) {
   const Case c = *GenCase();
   const int64_t bound = model::RequiredReplayRows(c.config);
-  const check::CaseResult result = check::RunCase(c, kSutUnderTest);
+  const check::CaseResult result = check::RunCase(c, kSutUnderTest.options());
   RC_ASSERT(result.observation.kernel_rows <= bound);
   const sut::MutantSet none;
   RC_ASSERT(sut::ReplayBufferRows(c.config, sut::Policy::kPr50874, none) >= bound);
@@ -65,7 +65,7 @@ RC_GTEST_PROP(Invariant1, ExactBoundIsTightAndPoliciesRespectIt, ()) {
   Case warmup = c;
   warmup.step.tokens.assign(static_cast<size_t>(c.config.dp), c.config.max_num_batched_tokens);
   warmup.step.padded = warmup.step.tokens;
-  RC_ASSERT(check::RunCase(warmup, kSutUnderTest).observation.kernel_rows == bound);
+  RC_ASSERT(check::RunCase(warmup, kSutUnderTest.options()).observation.kernel_rows == bound);
   RC_TAG(bound == sut::ReplayBufferRows(c.config, sut::Policy::kPr50874, none)
              ? "pr50874 slack 0"
              : "pr50874 slack > 0");

@@ -1,6 +1,7 @@
 #include "properties/kill_matrix.h"
 
 #include <chrono>
+#include <memory>
 #include <sstream>
 
 #include <rapidcheck.h>
@@ -50,13 +51,14 @@ PropertyRun RunProperty(std::optional<check::Invariant> inv, const sut::SutOptio
   rc::detail::TestMetadata metadata;
   metadata.id = "kill-matrix";
   QuietListener listener;
+  const std::shared_ptr<sut::Producer> producer = sut::MakeHostProducer(options);
   const auto start = std::chrono::steady_clock::now();
   const rc::detail::TestResult result = rc::detail::checkTestable(
-      [inv, options] {
+      [inv, producer] {
         if (inv) {
-          InvariantHolds(*inv, options);
+          InvariantHolds(*inv, *producer);
         } else {
-          AllInvariantsHold(options);
+          AllInvariantsHold(*producer);
         }
       },
       metadata, params, listener);

@@ -45,7 +45,7 @@ TEST_P(Regression, PassesOnTheDefaultSut) {
   const Case c = LoadCaseFile(GetParam());
   const sut::SutOptions options;
   const check::CaseResult result = check::RunCase(c, options);
-  EXPECT_TRUE(result.PassesOrKnown()) << check::VerdictText(GetParam(), result, options);
+  EXPECT_TRUE(result.PassesOrKnown()) << check::VerdictText(GetParam(), result, *sut::MakeHostProducer(options));
 }
 
 // `r3check minimize --save` records what the case was shrunk against:
@@ -133,8 +133,8 @@ TEST_P(Regression, StillFailsWhereItWasSaved) {
   const sut::SutOptions& options = saved->options;
   const check::CaseResult result = check::RunCase(LoadCaseFile(GetParam()), options);
   EXPECT_FALSE(result.PassesOrKnown())
-      << GetParam() << " no longer fails under " << check::DescribeOptions(options)
-      << ": the regression has lost its power\n" << check::VerdictText(GetParam(), result, options);
+      << GetParam() << " no longer fails under " << check::DescribeOptions(*sut::MakeHostProducer(options))
+      << ": the regression has lost its power\n" << check::VerdictText(GetParam(), result, *sut::MakeHostProducer(options));
 }
 
 // The header parser itself: a misspelled or removed name is reported, never
@@ -189,7 +189,7 @@ TEST_P(Finding, StillFailsWithExactlyItsFinding) {
   const Case c = LoadCaseFile(GetParam());
   const sut::SutOptions options;
   const check::CaseResult result = check::RunCase(c, options);
-  const std::string verdict = check::VerdictText(GetParam(), result, options);
+  const std::string verdict = check::VerdictText(GetParam(), result, *sut::MakeHostProducer(options));
   ASSERT_FALSE(result.verdict.ok())
       << "finding " << id << " no longer fails: vLLM's behaviour changed (fixed?). Retire the "
       << "finding (known_findings.cc, this file) deliberately.\n" << verdict;

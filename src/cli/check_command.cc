@@ -5,6 +5,7 @@
 #include "cli/ci_report.h"
 #include "cli/commands.h"
 #include "cli/gpu_flags.h"
+#include "cli/producer_flags.h"
 #include "cli/sut_flags.h"
 #include "r3/check/report.h"
 #include "r3/check/run_case.h"
@@ -25,22 +26,22 @@ void RunCheck(const CheckArgs& args, int* exit_code) {
   // Parse every file first: bad input is exit 2 before any verdict is printed.
   std::vector<Case> cases;
   for (const std::string& path : args.cases) cases.push_back(ReadCaseArg(path));
-  const sut::SutOptions options = args.flags.Resolve();
-  std::unique_ptr<GpuChecker> gpu;
-  if (args.gpu.gpu) gpu = std::make_unique<GpuChecker>(args.gpu, options);
-  std::vector<std::string> gpu_lines;
-  const std::vector<check::CaseResult> results = JudgeCases(gpu.get(), cases, options, &gpu_lines);
+  const std::shared_ptr<sut::Producer> producer = MakeProducer(args.flags, args.gpu);
+  const std::vector<check::CaseResult> results = check::RunCases(cases, *producer);
   int failed = 0;
   std::vector<CaseRecord> records;
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string source = DisplayName(args.cases[i]);
-    if (!args.json) std::cout << check::VerdictText(source, results[i], options) << gpu_lines[i];
-    records.push_back(MakeRecord(source, "check", cases[i], results[i], options, /*listed=*/true));
+    if (!args.json) {
+      std::cout << check::VerdictText(source, results[i], *producer)
+                << check::DeviceLine(results[i].observation);
+    }
+    records.push_back(MakeRecord(source, "check", cases[i], results[i], *producer, /*listed=*/true));
     failed += results[i].PassesOrKnown() ? 0 : 1;
   }
   if (!args.junit.empty()) WriteJunit(args.junit, "r3check", records);
   if (args.json) {
-    nlohmann::ordered_json j = {{"command", "check"}, {"options", check::OptionsJson(options)}};
+    nlohmann::ordered_json j = {{"command", "check"}, {"options", check::OptionsJson(*producer)}};
     j["cases"] = nlohmann::ordered_json::array();
     for (const CaseRecord& r : records) j["cases"].push_back(RecordJson(r));
     j["passed"] = cases.size() - failed;

@@ -12,11 +12,11 @@
 namespace r3::cli {
 
 CaseRecord MakeRecord(const std::string& source, const std::string& group, const Case& c,
-                      const check::CaseResult& result, const sut::SutOptions& options,
+                      const check::CaseResult& result, const sut::Producer& producer,
                       bool listed) {
   CaseRecord record{source, group, check::VerdictWord(result), "", nlohmann::ordered_json::object()};
   const bool failed = record.verdict == "fail";
-  if (failed) record.text = check::VerdictText(source, result, options);
+  if (failed) record.text = check::VerdictText(source, result, producer);
   if (failed || listed) {
     record.detail = {{"case", CaseToJson(c)},
                      {"case_text", PrintCase(c)},

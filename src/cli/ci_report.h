@@ -28,7 +28,7 @@ struct CaseRecord {
 // The record of one judged case; `listed`: keep its settings and violations
 // even when it passes (check lists every case; verify only failures).
 CaseRecord MakeRecord(const std::string& source, const std::string& group, const Case& c,
-                      const check::CaseResult& result, const sut::SutOptions& options,
+                      const check::CaseResult& result, const sut::Producer& producer,
                       bool listed);
 
 // {"source", "group", "verdict", "ok", "case": settings, "case_text",

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/gpu_flags.h"
 #include "cli/output_file.h"
+#include "cli/producer_flags.h"
 #include "cli/sut_flags.h"
 #include "r3/check/layout_svg.h"
 #include "r3/check/report.h"
@@ -18,18 +19,19 @@ struct ExplainArgs {
   bool json = false;
   std::string svg;
   SutFlags flags;
+  GpuFlags gpu;
 };
 
 void RunExplain(const ExplainArgs& args, int* exit_code) {
-  RejectGpuOnlyMutants(/*gpu_path=*/false, args.flags);
+  RejectGpuWithEngine(args.gpu, args.flags);
   const Case c = ReadCaseArg(args.path);
-  const sut::SutOptions options = args.flags.Resolve();
-  const check::CaseResult result = check::RunCase(c, options);
-  if (!args.svg.empty()) WriteOutputFile("--svg", args.svg, check::LayoutSvg(c, result, options));
+  const std::shared_ptr<sut::Producer> producer = MakeProducer(args.flags, args.gpu);
+  const check::CaseResult result = std::move(check::RunCases({&c, 1}, *producer).at(0));
+  if (!args.svg.empty()) WriteOutputFile("--svg", args.svg, check::LayoutSvg(c, result, *producer));
   if (args.json) {
-    std::cout << check::ExplainJson(c, result, options).dump(2) << "\n";
+    std::cout << check::ExplainJson(c, result, *producer).dump(2) << "\n";
   } else {
-    std::cout << check::ExplainText(c, result, options);
+    std::cout << check::ExplainText(c, result, *producer);
   }
   *exit_code = result.PassesOrKnown() ? 0 : 1;
 }
@@ -46,6 +48,7 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
                   "also draw the gathered tensors and every rank's capture to FILE (SVG)")
       ->type_name("FILE");
   args->flags.AddTo(*cmd);
+  args->gpu.AddTo(*cmd);
   cmd->callback([args, exit_code] { RunExplain(*args, exit_code); });
 }
 

@@ -27,8 +27,8 @@ void RejectGpuOnlyMutants(bool gpu_path, const SutFlags& flags) {
   for (const std::string& name : flags.mutants) {
     const auto m = sut::FindMutant(name);
     if (m && sut::GetMutantInfo(*m).gpu_only) {
-      throw UsageError("--mutant " + name + ": lives in the GPU capture path, which only check "
-                       "--gpu and verify --gpu run; here it would change nothing");
+      throw UsageError("--mutant " + name + ": lives in the GPU capture path, which only --gpu "
+                       "runs; here it would change nothing");
     }
   }
 }
@@ -41,67 +41,53 @@ void RejectGpuWithEngine(const GpuFlags& gpu, const SutFlags& flags) {
   }
 }
 
-std::vector<check::CaseResult> JudgeCases(GpuChecker* gpu, std::span<const Case> cases,
-                                          const sut::SutOptions& options,
-                                          std::vector<std::string>* gpu_lines) {
-  gpu_lines->assign(cases.size(), "");
-  if (gpu == nullptr) return check::RunCases(cases, options);
-  return gpu->CheckBatch(cases, gpu_lines);
-}
-
 #ifdef R3CHECK_HAVE_GPU
 
-struct GpuChecker::Impl {
-  std::unique_ptr<gpu::Runner> runner;
+namespace {
+
+// The runner, with its failures worded as the flag's.
+class GpuProducer final : public sut::Producer {
+ public:
+  GpuProducer(const GpuFlags& flags, const sut::SutOptions& options) : Producer(options) {
+    const gpu::Availability gpus = gpu::ProbeGpus();
+    if (!gpus.ok()) throw UsageError("--gpu: no usable GPU here (" + gpus.detail + ")");
+    gpu::GpuOptions opts;
+    opts.sut = options;
+    opts.mode = flags.ranks == "emulated" ? gpu::RankMode::kEmulated : gpu::RankMode::kAuto;
+    opts.graph = flags.graph;
+    try {
+      runner_ = std::make_unique<gpu::Runner>(opts);
+    } catch (const gpu::GpuError& e) {
+      throw UsageError(std::string("--gpu: ") + e.what());
+    }
+    std::cerr << "r3check: --gpu on " << runner_->devices() << " GPU(s): " << gpus.detail << "\n";
+  }
+
+  std::vector<sut::Observation> Observe(std::span<const Case> cases) override {
+    try {
+      return runner_->Observe(cases);
+    } catch (const gpu::GpuError& e) {
+      throw UsageError(std::string("--gpu: ") + e.what());
+    }
+  }
+  std::string Label() const override { return runner_->Label(); }
+  std::string Id() const override { return runner_->Id(); }
+
+ private:
+  std::unique_ptr<gpu::Runner> runner_;
 };
 
-GpuChecker::GpuChecker(const GpuFlags& flags, const sut::SutOptions& options)
-    : impl_(std::make_unique<Impl>()) {
-  const gpu::Availability gpus = gpu::ProbeGpus();
-  if (!gpus.ok()) throw UsageError("--gpu: no usable GPU here (" + gpus.detail + ")");
-  gpu::GpuOptions opts;
-  opts.sut = options;
-  opts.mode = flags.ranks == "emulated" ? gpu::RankMode::kEmulated : gpu::RankMode::kAuto;
-  opts.graph = flags.graph;
-  try {
-    impl_->runner = std::make_unique<gpu::Runner>(opts);
-  } catch (const gpu::GpuError& e) {
-    throw UsageError(std::string("--gpu: ") + e.what());
-  }
-  std::cerr << "r3check: --gpu on " << impl_->runner->devices() << " GPU(s): " << gpus.detail
-            << "\n";
-}
+}  // namespace
 
-GpuChecker::~GpuChecker() = default;
-
-std::vector<check::CaseResult> GpuChecker::CheckBatch(std::span<const Case> cases,
-                                                      std::vector<std::string>* summaries) {
-  try {
-    std::vector<check::CaseResult> results;
-    summaries->clear();
-    for (gpu::GpuCaseResult& r : impl_->runner->RunBatch(cases)) {
-      summaries->push_back(r.Summary());
-      results.push_back(std::move(r.result));
-    }
-    return results;
-  } catch (const gpu::GpuError& e) {
-    throw UsageError(std::string("--gpu: ") + e.what());
-  }
+std::shared_ptr<sut::Producer> MakeGpuProducer(const GpuFlags& flags,
+                                               const sut::SutOptions& options) {
+  return std::make_shared<GpuProducer>(flags, options);
 }
 
 #else
 
-struct GpuChecker::Impl {};
-
-GpuChecker::GpuChecker(const GpuFlags&, const sut::SutOptions&) {
+std::shared_ptr<sut::Producer> MakeGpuProducer(const GpuFlags&, const sut::SutOptions&) {
   throw UsageError("--gpu: this r3check was built without CUDA (configure with -Dgpu=enabled)");
-}
-
-GpuChecker::~GpuChecker() = default;
-
-std::vector<check::CaseResult> GpuChecker::CheckBatch(std::span<const Case>,
-                                                      std::vector<std::string>*) {
-  return {};
 }
 
 #endif

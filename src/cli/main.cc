@@ -13,7 +13,7 @@
 #include "cli/sut_flags.h"
 #include "r3/case/case_format.h"
 #include "r3/case/checked_math.h"
-#include "r3/sut/external_sut.h"
+#include "r3/sut/producer.h"
 #include "r3check_config.h"
 
 int main(int argc, char** argv) {

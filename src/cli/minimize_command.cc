@@ -15,6 +15,7 @@
 #include "cli/gpu_flags.h"
 #include "cli/number_flags.h"
 #include "cli/output_guard.h"
+#include "cli/producer_flags.h"
 #include "cli/sut_flags.h"
 #include "r3/check/report.h"
 #include "r3/minimize/minimize.h"
@@ -27,6 +28,7 @@ constexpr int64_t kMaxBudgetMs = 86'400'000;
 struct MinimizeArgs {
   std::string path;
   SutFlags flags;
+  GpuFlags gpu;
   int64_t budget_ms = minimize::MinimizeOptions{}.budget_ms;
   int invariant = 0;  // 0: keep the input's exact set of failing invariants
   std::string save_name;
@@ -72,14 +74,14 @@ void Save(const std::string& name, const std::string& text) {
 
 void RunMinimize(const MinimizeArgs& args, int* exit_code) {
   // The case first: a bad file is exit 2 before any engine starts.
-  RejectGpuOnlyMutants(/*gpu_path=*/false, args.flags);
+  RejectGpuWithEngine(args.gpu, args.flags);
   // A bigger budget overflows the deadline: "budget exhausted" at once.
   if (args.budget_ms > kMaxBudgetMs) {
     throw UsageError("--budget-ms: must be at most " + std::to_string(kMaxBudgetMs) + " (a day)");
   }
   const Case c = ReadCaseArg(args.path);
   minimize::MinimizeOptions options;
-  options.sut = args.flags.Resolve();
+  options.producer = MakeProducer(args.flags, args.gpu);
   if (args.budget_ms < 1) throw UsageError("--budget-ms: must be at least 1");
   options.budget_ms = args.budget_ms;
   if (args.invariant != 0) {
@@ -94,14 +96,14 @@ void RunMinimize(const MinimizeArgs& args, int* exit_code) {
     if (options.invariant) {
       std::cout << " invariant " << minimize::InvariantList({*options.invariant});
     }
-    std::cout << " (" << check::DescribeOptions(options.sut) << ")\n";
+    std::cout << " (" << check::DescribeOptions(*options.producer) << ")\n";
     *exit_code = 1;
     return;
   }
-  const std::string text = minimize::MinimizedText(result, options.sut);
+  const std::string text = minimize::MinimizedText(result, *options.producer);
   std::cout << text;
   if (args.save->count() > 0) {
-    Save(args.save_name.empty() ? minimize::DefaultRegressionName(result, options.sut)
+    Save(args.save_name.empty() ? minimize::DefaultRegressionName(result, *options.producer)
                                 : args.save_name,
          text);
   }
@@ -117,6 +119,7 @@ void AddMinimizeCommand(CLI::App& app, int* exit_code) {
                   "1 input does not fail, 2 bad input)");
   cmd->add_option("CASE", args->path, "case file (r3case format; - for stdin)")->required();
   args->flags.AddTo(*cmd);
+  args->gpu.AddTo(*cmd);
   cmd->add_option("--budget-ms", args->budget_ms,
                   "time budget in milliseconds (default " + std::to_string(args->budget_ms) + ")")
       ->transform(Decimal());

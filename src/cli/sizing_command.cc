@@ -7,8 +7,10 @@
 #include "cli/commands.h"
 #include "cli/gpu_flags.h"
 #include "cli/output_file.h"
+#include "cli/producer_flags.h"
 #include "cli/sut_flags.h"
 #include "r3/check/layout_svg.h"
+#include "r3/check/report.h"
 #include "r3/check/sizing_report.h"
 
 namespace r3::cli {
@@ -19,22 +21,23 @@ struct SizingArgs {
   bool json = false;
   std::string svg;
   SutFlags flags;  // --mutant, and --sut with the engine flags
+  GpuFlags gpu;    // --gpu: the step once on the device, beside the report
   CLI::Option* policy = nullptr;
   CLI::Option* sut = nullptr;
 };
 
 // The case once through an engine that loaded its own sizing code: the rows
 // each rank's buffer got, and what the step did with them.
-check::EngineSizing EngineSizingOf(const Case& c, const sut::SutOptions& options,
+check::EngineSizing EngineSizingOf(const Case& c, sut::Producer& engine,
                                    const std::string& sut) {
-  const std::string label = options.external->SizingLabel();
+  const std::string label = engine.SizingLabel();
   if (label.empty()) {
     throw UsageError("sizing --sut " + sut +
                      ": the engine loaded no sizing code (its hello has no \"sizing\"); give the "
                      "file with --engine-sizing FILE (modular_kernel.py or the RoutedExpertsSink "
                      "file), or a vLLM checkout as vllm:PATH");
   }
-  const sut::Observation obs = sut::RunSut(c, options);
+  const sut::Observation obs = engine.Observe({&c, 1}).at(0);
   check::EngineSizing e;
   e.label = label;
   bool reported = false;
@@ -58,6 +61,34 @@ check::EngineSizing EngineSizingOf(const Case& c, const sut::SutOptions& options
   return e;
 }
 
+// The step on the device: the replay buffer the built-in policy gave, the
+// kernel input rows each rank handed the stand-in kernel, and vLLM's buffer
+// check as the device path ran it.
+std::string GpuStepText(const sut::Observation& obs) {
+  std::string error;
+  for (const sut::RankObservation& r : obs.ranks) {
+    if (error.empty()) error = r.replay_error;
+  }
+  return "\nthe step on the GPU: replay buffer " + std::to_string(obs.replay_rows) +
+         " rows (policy " + obs.policy + "), kernel input " + std::to_string(obs.kernel_rows) +
+         " rows: " + (error.empty() ? std::string("fits") : error) + "\n" +
+         check::DeviceLine(obs);
+}
+
+nlohmann::ordered_json GpuStepJson(const sut::Observation& obs) {
+  nlohmann::ordered_json errors = nlohmann::ordered_json::array();
+  for (const sut::RankObservation& r : obs.ranks) {
+    if (!r.replay_error.empty()) {
+      errors.push_back({{"dp", r.dp}, {"tp", r.tp}, {"replay_error", r.replay_error}});
+    }
+  }
+  return {{"replay_rows", obs.replay_rows},
+          {"policy", obs.policy},
+          {"kernel_rows", obs.kernel_rows},
+          {"replay_errors", errors},
+          {"device", check::DeviceJson(obs)}};
+}
+
 void RunSizing(const SizingArgs& args, int* exit_code) {
   if (args.policy != nullptr && args.policy->count() > 0) {
     throw UsageError("--policy: sizing reports every built-in policy; it takes none");
@@ -67,17 +98,23 @@ void RunSizing(const SizingArgs& args, int* exit_code) {
                      ": sizing reports the built-in policies whatever the built-in SUT; --sut "
                      "here takes an engine (vllm:PATH | exec:CMD)");
   }
-  RejectGpuOnlyMutants(/*gpu_path=*/false, args.flags);
-  const sut::SutOptions options = args.flags.Resolve();
+  RejectGpuWithEngine(args.gpu, args.flags);
+  const std::shared_ptr<sut::Producer> producer = MakeProducer(args.flags, args.gpu);
+  const sut::MutantSet& mutants = producer->options().mutants;
   const Case c = ReadCaseArg(args.path);
   std::optional<check::EngineSizing> engine;
-  if (options.external) engine = EngineSizingOf(c, options, args.flags.sut);
-  const check::SizingReport report = check::BuildSizingReport(c, options.mutants, engine);
-  if (!args.svg.empty()) WriteOutputFile("--svg", args.svg, check::SizingSvg(c, options.mutants));
+  if (args.flags.IsEngine()) engine = EngineSizingOf(c, *producer, args.flags.sut);
+  std::optional<sut::Observation> device;
+  if (args.gpu.gpu) device = producer->Observe({&c, 1}).at(0);
+  const check::SizingReport report = check::BuildSizingReport(c, mutants, engine);
+  if (!args.svg.empty()) WriteOutputFile("--svg", args.svg, check::SizingSvg(c, mutants));
   if (args.json) {
-    std::cout << check::SizingJson(report).dump(2) << "\n";
+    nlohmann::ordered_json j = check::SizingJson(report);
+    if (device) j["gpu"] = GpuStepJson(*device);
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << check::SizingText(c, report);
+    if (device) std::cout << GpuStepText(*device);
   }
   *exit_code = 0;
 }
@@ -96,6 +133,7 @@ void AddSizingCommand(CLI::App& app, int* exit_code) {
   // --mutant (a seeded sizing bug), and --sut ENGINE with the engine flags:
   // vLLM's own sizing code beside the built-in policies.
   args->flags.AddTo(*cmd);
+  args->gpu.AddTo(*cmd);
   args->policy = cmd->get_option("--policy");
   args->sut = cmd->get_option("--sut");
   cmd->callback([args, exit_code] { RunSizing(*args, exit_code); });

@@ -82,29 +82,7 @@ void SutFlags::AddTo(CLI::App& app) {
 
 bool SutFlags::IsEngine() const { return engine::IsEngineSut(sut); }
 
-sut::SutOptions SutFlags::Resolve() const {
-  engine::EngineSpec spec;
-  sut::SutOptions options = ResolveWithoutStarting(&spec);
-  if (IsEngine()) options.external = engine::StartEngine(spec);
-  if (options.external && !options.external->SizingLabel().empty() && policy != SutFlags{}.policy) {
-    // Invariant 1 judges the buffer the engine's own sizing code allocated.
-    throw UsageError("--policy " + policy + ": the engine loaded its own sizing code (" +
-                     options.external->SizingLabel() + "), which invariant 1 judges; a built-in "
-                     "policy would change nothing");
-  }
-  if (options.external && !options.external->SizingLabel().empty()) {
-    for (const std::string& name : mutants) {
-      if (sut::GetMutantInfo(*sut::FindMutant(name)).sizing) {
-        throw UsageError("--mutant " + name + ": lives in the built-in sizing policy; the engine "
-                         "loaded its own sizing code (" + options.external->SizingLabel() +
-                         "), which invariant 1 judges, so it would change nothing");
-      }
-    }
-  }
-  return options;
-}
-
-sut::SutOptions SutFlags::ResolveWithoutStarting(engine::EngineSpec* engine) const {
+sut::SutOptions SutFlags::Options(engine::EngineSpec* engine) const {
   sut::SutOptions options;
   const auto p = sut::FindPolicy(policy);
   if (!p) throw UsageError("--policy: unknown policy '" + policy + "'");
@@ -147,7 +125,8 @@ sut::SutOptions SutFlags::ResolveWithoutStarting(engine::EngineSpec* engine) con
     throw UsageError("--nproc: needs --engine-launch torchrun");
   }
   try {
-    *engine = engine::ResolveEngine(sut, launch);
+    const engine::EngineSpec spec = engine::ResolveEngine(sut, launch);
+    if (engine != nullptr) *engine = spec;
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

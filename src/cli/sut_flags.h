@@ -36,13 +36,10 @@ struct SutFlags {
   std::string engine_sizing;  // --engine-sizing FILE: vLLM's sizing code (vllm:PATH)
 
   void AddTo(CLI::App& app);
-  // Throws UsageError naming the flag. For an engine SUT this starts the
-  // adapter (sut::ExternalSutError when it fails to come up).
-  sut::SutOptions Resolve() const;
-  // Resolve() up to the point of starting the engine: everything checked,
-  // options.external left empty, and for an engine SUT its command in
-  // *engine (not touched otherwise). Throws UsageError.
-  sut::SutOptions ResolveWithoutStarting(engine::EngineSpec* engine) const;
+  // The plain settings, every flag checked (UsageError naming it), and for
+  // an engine SUT its adapter command in *engine when given (not touched
+  // otherwise). Starts nothing: MakeProducer (producer_flags.h) does.
+  sut::SutOptions Options(engine::EngineSpec* engine = nullptr) const;
   bool IsEngine() const;
 };
 

@@ -30,7 +30,7 @@
 #include "cli/version_sources.h"
 #include "r3/case/case_format.h"
 #include "r3/case/checked_math.h"
-#include "r3/sut/external_sut.h"
+#include "r3/sut/producer.h"
 
 namespace r3::cli {
 namespace {
@@ -218,7 +218,7 @@ class Sweeper {
     SutFlags probe = args_.flags;
     probe.sut = "vllm:installed";
     engine::EngineSpec unused;
-    (void)probe.ResolveWithoutStarting(&unused);
+    (void)probe.Options(&unused);
     settings_.flags = args_.flags;
     settings_.corpus = ListVerifyCorpus(ResolveVerifyCorpus(args_.corpus));
     settings_.cases = args_.cases;

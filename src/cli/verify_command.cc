@@ -17,6 +17,7 @@
 #include "cli/data_dirs.h"
 #include "cli/gpu_flags.h"
 #include "cli/number_flags.h"
+#include "cli/producer_flags.h"
 #include "cli/sut_flags.h"
 #include "cli/verify_cases.h"
 #include "r3/case/case_format.h"
@@ -58,10 +59,8 @@ struct Tally {
 
 class Verifier {
  public:
-  Verifier(const VerifyArgs& args, sut::SutOptions options)
-      : args_(args), options_(std::move(options)) {
-    if (args_.gpu.gpu) gpu_ = std::make_unique<GpuChecker>(args_.gpu, options_);
-  }
+  Verifier(const VerifyArgs& args, std::shared_ptr<sut::Producer> producer)
+      : args_(args), producer_(std::move(producer)) {}
 
   int Run() {
     if (!args_.replay.empty()) return Replay();
@@ -84,8 +83,8 @@ class Verifier {
       }
     }
     corpus_ = corpus;
-    text() << "r3check verify: " << check::DescribeOptions(options_)
-           << (gpu_ ? ", on the GPU path" : "") << "\n"
+    text() << "r3check verify: " << check::DescribeOptions(*producer_)
+           << (args_.gpu.gpu ? ", on the GPU path" : "") << "\n"
            << "corpus " << corpus << ", " << args_.cases << " generated cases, seed "
            << args_.seed << "\n\n";
     RunAll(files);
@@ -120,14 +119,14 @@ class Verifier {
     for (int64_t i = 0; i < index; ++i) sampler.Next();
     const Case c = sampler.Next();
     const std::string source = GeneratedName(index, seed);
-    std::vector<std::string> gpu_lines;
-    const std::vector<check::CaseResult> results = JudgeCases(gpu_.get(), {&c, 1}, options_, &gpu_lines);
-    const CaseRecord record = MakeRecord(source, "generated", c, results[0], options_, true);
+    const std::vector<check::CaseResult> results = check::RunCases({&c, 1}, *producer_);
+    const CaseRecord record = MakeRecord(source, "generated", c, results[0], *producer_, true);
     if (!args_.junit.empty()) WriteJunit(args_.junit, "r3check-verify", {record});
     if (args_.json) {
       std::cout << RecordJson(record).dump(2) << "\n";
     } else {
-      std::cout << check::VerdictText(source, results[0], options_) << gpu_lines[0]
+      std::cout << check::VerdictText(source, results[0], *producer_)
+                << check::DeviceLine(results[0].observation)
                 << "--- case ---\n" << PrintCase(c) << "------------\n";
     }
     return results[0].PassesOrKnown() ? 0 : 1;
@@ -136,7 +135,7 @@ class Verifier {
   void SaveFailure(int64_t index, const Case& c, const check::CaseResult& result) {
     const std::string path = args_.save_failures + "/generated-seed" + std::to_string(args_.seed) +
                              "-case" + std::to_string(index) + ".r3case";
-    const std::string headline = check::VerdictText("# verify", result, options_, 0);
+    const std::string headline = check::VerdictText("# verify", result, *producer_, 0);
     WriteOutputFile("--save-failures", path,
                     headline.substr(0, headline.find('\n')) + "\n# " +
                         GeneratedName(index, args_.seed) + "; again: r3check verify --replay " +
@@ -146,7 +145,7 @@ class Verifier {
 
   void PrintJson() const {
     nlohmann::ordered_json j = {{"command", "verify"},
-                                {"options", check::OptionsJson(options_)},
+                                {"options", check::OptionsJson(*producer_)},
                                 {"corpus", corpus_},
                                 {"seed", args_.seed},
                                 {"generated_cases", args_.cases}};
@@ -173,10 +172,10 @@ class Verifier {
     std::cout << j.dump(2) << "\n";
   }
 
-  // index: the generated case's number, -1 for a corpus file.
-  void Judge(const std::string& source, const std::string& label, const Case& c,
-             const check::CaseResult& result, const std::string& gpu_line, bool expect_finding,
-             int64_t index) {
+  // Counts, records and shows one judged case. index: the generated case's
+  // number, -1 for a corpus file.
+  void Record(const std::string& source, const std::string& label, const Case& c,
+             const check::CaseResult& result, bool expect_finding, int64_t index) {
     Tally& tally = tallies_[label];
     ++tally.cases;
     for (const check::KnownFinding* f : result.explained) {
@@ -184,13 +183,14 @@ class Verifier {
     }
     const bool keep = args_.json || !args_.junit.empty();
     CaseRecord record;
-    if (keep) record = MakeRecord(source, label, c, result, options_, /*listed=*/false);
+    if (keep) record = MakeRecord(source, label, c, result, *producer_, /*listed=*/false);
     const CaseOutcome outcome = Classify(result, expect_finding);
     if (outcome == CaseOutcome::kFail) {
       ++tally.fail;
       ++failures_;
       if (Shown()) {
-        shown_.push_back(check::VerdictText(source, result, options_) + gpu_line +
+        shown_.push_back(check::VerdictText(source, result, *producer_) +
+                         check::DeviceLine(result.observation) +
                          "--- case ---\n" + PrintCase(c) + "------------\n");
       }
       if (index >= 0 && !args_.save_failures.empty()) SaveFailure(index, c, result);
@@ -201,10 +201,10 @@ class Verifier {
       ++tally.fail;
       ++failures_;
       const std::string line = source + ": FAIL, the known finding no longer reproduces (" +
-                               check::DescribeOptions(options_) + ")\n";
+                               check::DescribeOptions(*producer_) + ")\n";
       if (Shown()) shown_.push_back(line);
       if (keep) {
-        record = MakeRecord(source, label, c, result, options_, /*listed=*/true);
+        record = MakeRecord(source, label, c, result, *producer_, /*listed=*/true);
         record.verdict = "fail";
         record.text = line;
       }
@@ -214,15 +214,13 @@ class Verifier {
     if (keep) records_.push_back(std::move(record));
   }
 
-  // Judges a batch (an engine SUT sees it as one request).
+  // Judges a batch (the producer sees it as one request).
   // first_index: the first generated case's number, -1 for corpus files.
   void JudgeAll(const std::vector<std::string>& sources, const std::string& label,
                 const std::vector<Case>& cases, bool expect_finding, int64_t first_index = -1) {
-    std::vector<std::string> gpu_lines;
-    const std::vector<check::CaseResult> results =
-        JudgeCases(gpu_.get(), cases, options_, &gpu_lines);
+    const std::vector<check::CaseResult> results = check::RunCases(cases, *producer_);
     for (size_t i = 0; i < cases.size(); ++i) {
-      Judge(sources[i], label, cases[i], results[i], gpu_lines[i], expect_finding,
+      Record(sources[i], label, cases[i], results[i], expect_finding,
             first_index < 0 ? -1 : first_index + static_cast<int64_t>(i));
     }
   }
@@ -238,7 +236,7 @@ class Verifier {
     auto last_report = start;
     // The GPU path pays per batch (a wait, a dozen launches): it gets bigger
     // batches. Results come back in case order either way.
-    ForEachVerifyBatch(files, args_.cases, args_.seed, gpu_ ? 4096 : 256, [&](const CaseBatch& b) {
+    ForEachVerifyBatch(files, args_.cases, args_.seed, args_.gpu.gpu ? 4096 : 256, [&](const CaseBatch& b) {
       if (b.first_index == 0) start = last_report = std::chrono::steady_clock::now();
       JudgeAll(b.sources, b.label, b.cases, b.expect_finding, b.first_index);
       if (b.first_index < 0) return;
@@ -315,12 +313,11 @@ class Verifier {
   }
 
   const VerifyArgs& args_;
-  sut::SutOptions options_;
+  std::shared_ptr<sut::Producer> producer_;
   std::vector<std::string> shown_;  // the failures printed in full
   bool progress_ = args_.progress || isatty(STDERR_FILENO) == 1;
   std::string corpus_;
   std::vector<CaseRecord> records_;
-  std::unique_ptr<GpuChecker> gpu_;
   std::map<std::string, Tally> tallies_;
   std::vector<std::string> order_;
   std::map<std::string, int64_t> finding_counts_;
@@ -365,8 +362,7 @@ void AddVerifyCommand(CLI::App& app, int* exit_code) {
   args->gpu.AddTo(*cmd);
   cmd->callback([args, exit_code, max_failures] {
     args->max_failures_given = max_failures->count() > 0;
-    RejectGpuWithEngine(args->gpu, args->flags);
-    *exit_code = Verifier(*args, args->flags.Resolve()).Run();
+    *exit_code = Verifier(*args, MakeProducer(args->flags, args->gpu)).Run();
   });
 }
 

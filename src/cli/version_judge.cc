@@ -6,19 +6,18 @@
 #include "r3/check/run_case.h"
 #include "r3/engine/engine_sut.h"
 #include "r3/minimize/minimize.h"
-#include "r3/sut/external_sut.h"
+#include "cli/producer_flags.h"
+#include "r3/sut/producer.h"
 
 namespace r3::cli {
 namespace {
 
 // Starts the engine; its version and interface go on the version's line.
-sut::SutOptions StartEngine(const SutFlags& flags, VersionVerdict* verdict) {
-  sut::SutOptions options = flags.Resolve();
-  if (options.external) {
-    verdict->engine_version = options.external->EngineVersion();
-    verdict->interface = options.external->Interface();
-  }
-  return options;
+std::shared_ptr<sut::Producer> StartEngine(const SutFlags& flags, VersionVerdict* verdict) {
+  std::shared_ptr<sut::Producer> engine = MakeProducer(flags, GpuFlags{});
+  verdict->engine_version = engine->EngineVersion();
+  verdict->interface = engine->Interface();
+  return engine;
 }
 
 void AddUnexplained(const check::CaseResult& result, std::vector<check::Invariant>* out) {
@@ -56,14 +55,14 @@ VersionVerdict JudgeVersion(const std::string& sut_path, const JudgeSettings& se
   VersionVerdict verdict;
   SutFlags flags = settings.flags;
   flags.sut = "vllm:" + sut_path;
-  sut::SutOptions options;
+  std::shared_ptr<sut::Producer> engine;
   std::optional<Case> first;  // the first failing case that fails
   try {
-    options = StartEngine(flags, &verdict);
+    engine = StartEngine(flags, &verdict);
     ForEachVerifyBatch(settings.corpus, settings.cases, settings.seed, /*batch_size=*/256,
                        [&](const CaseBatch& batch) {
                          const std::vector<check::CaseResult> results =
-                             check::RunCases(batch.cases, options);
+                             check::RunCases(batch.cases, *engine);
                          for (size_t i = 0; i < results.size(); ++i) {
                            ++verdict.cases;
                            const CaseOutcome outcome = Classify(results[i], batch.expect_finding);
@@ -93,7 +92,7 @@ VersionVerdict JudgeVersion(const std::string& sut_path, const JudgeSettings& se
   verdict.word = verdict.failing == 0 ? VersionVerdict::Word::kPass : VersionVerdict::Word::kFail;
   if (first) {
     minimize::MinimizeOptions mopts;
-    mopts.sut = options;
+    mopts.producer = engine;
     mopts.budget_ms = settings.budget_ms;
     mopts.report_fields = false;  // the line shows the case, not the field report
     const minimize::MinimizeResult result = minimize::Minimize(*first, mopts);

@@ -45,27 +45,49 @@ Case Seed(const std::string& name) {
   return LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) + "/seeds/" + name + ".r3case");
 }
 
+// What a device checked, on one line: the GPU path's account after a verdict.
+TEST(ReportTest, DeviceLineSaysWhatTheDeviceChecked) {
+  sut::Observation obs;
+  EXPECT_EQ(DeviceLine(obs), "");
+  EXPECT_TRUE(DeviceJson(obs).is_null());
+  obs.device.emplace();
+  obs.device->mode = "nccl on 2 GPUs";
+  obs.device->steps = 3;
+  obs.device->values_checked = 120;
+  EXPECT_EQ(DeviceLine(obs), "gpu: nccl on 2 GPUs, 3 step(s), 120 values checked, 0 wrong\n");
+  obs.device->wrong_values = 1;
+  obs.device->first_mismatch = sut::Mismatch{.dp = 1, .tp = 1, .row = 3, .layer = 0, .k = 2,
+                                             .got = 7, .expected = -1};
+  EXPECT_EQ(DeviceLine(obs), "gpu: nccl on 2 GPUs, 3 step(s), 120 values checked, 1 wrong; first "
+                             "mismatch: rank dp=1 tp=1 row 3 layer 0 k 2: got 7, expected -1\n");
+  const nlohmann::ordered_json j = DeviceJson(obs);
+  EXPECT_EQ(j["mode"], "nccl on 2 GPUs");
+  EXPECT_EQ(j["wrong_values"], 1);
+  EXPECT_EQ(j["first_mismatch"]["row"], 3);
+  EXPECT_EQ(j["first_mismatch"]["got"], 7);
+}
+
 TEST(ReportTest, ExplainEagerStepText) {
   const Case c = Seed("tp2-dp2-eager");
-  ExpectApproved("explain_eager.txt", ExplainText(c, RunCase(c, {}), {}));
+  ExpectApproved("explain_eager.txt", ExplainText(c, RunCase(c, {}), *sut::MakeHostProducer()));
 }
 
 TEST(ReportTest, ExplainEagerStepJson) {
   const Case c = Seed("tp2-dp2-eager");
-  ExpectApproved("explain_eager.json", ExplainJson(c, RunCase(c, {}), {}).dump(2) + "\n");
+  ExpectApproved("explain_eager.json", ExplainJson(c, RunCase(c, {}), *sut::MakeHostProducer()).dump(2) + "\n");
 }
 
 TEST(ReportTest, VerdictOfThePre50874EagerStep) {
   const Case c = Seed("tp2-dp2-eager");
   const sut::SutOptions pre{.version = sut::Version::kPre50874};
   ExpectApproved("verdict_eager_pre50874.txt",
-                 VerdictText("tp2-dp2-eager.r3case", RunCase(c, pre), pre));
+                 VerdictText("tp2-dp2-eager.r3case", RunCase(c, pre), *sut::MakeHostProducer(pre)));
 }
 
 TEST(ReportTest, ExplainInternalSpWithAMutant) {
   const Case c = Seed("tp2-dp2-internal-sp");
   const sut::SutOptions options{.mutants = sut::MutantSet(sut::MutantNamed("floor-shard-size"))};
-  ExpectApproved("explain_internal_sp_floor.txt", ExplainText(c, RunCase(c, options), options));
+  ExpectApproved("explain_internal_sp_floor.txt", ExplainText(c, RunCase(c, options), *sut::MakeHostProducer(options)));
 }
 
 TEST(ReportTest, SizingOfTheWarmup) {
@@ -79,14 +101,14 @@ TEST(ReportTest, SizingOfTheWarmup) {
 // were looked at when approved; tests/cli/svg_render_test.py renders them).
 TEST(ReportTest, PicturesOfTheEagerStep) {
   const Case c = Seed("tp2-dp2-eager");
-  ExpectApproved("explain_eager.svg", LayoutSvg(c, RunCase(c, {}), {}));
+  ExpectApproved("explain_eager.svg", LayoutSvg(c, RunCase(c, {}), *sut::MakeHostProducer()));
   ExpectApproved("sizing_eager.svg", SizingSvg(c, {}));
 }
 
 TEST(ReportTest, PictureOfAWrongCaptureUnderAMutant) {
   const Case c = Seed("tp2-dp2-internal-sp");
   const sut::SutOptions options{.mutants = sut::MutantSet(sut::MutantNamed("floor-shard-size"))};
-  ExpectApproved("explain_internal_sp_floor.svg", LayoutSvg(c, RunCase(c, options), options));
+  ExpectApproved("explain_internal_sp_floor.svg", LayoutSvg(c, RunCase(c, options), *sut::MakeHostProducer(options)));
 }
 
 // A wrong rank is labelled by the violations that name it (its DP rank, and
@@ -106,7 +128,7 @@ TEST(ReportTest, EachWrongRankIsLabelledByItsOwnViolations) {
   // (every TP rank, tp -1): explained
   result.verdict.violations = {violation(0, 0), violation(0, 1), violation(0, 1), violation(1, -1)};
   result.explained = {known, nullptr, known, known};
-  const std::string text = ExplainText(c, result, {});
+  const std::string text = ExplainText(c, result, *sut::MakeHostProducer());
   const std::string label = "  known finding " + std::string(known->id) + "\n";
   EXPECT_NE(text.find("expected dp0[0..5)" + label), std::string::npos) << text;
   EXPECT_NE(text.find("expected dp0[0..5)  WRONG\n"), std::string::npos) << text;
@@ -120,7 +142,7 @@ TEST(ReportTest, EachWrongRankIsLabelledByItsOwnViolations) {
   // A wrong rank no violation names is WRONG (nothing explains it).
   result.verdict.violations = {violation(1, -1)};
   result.explained = {known};
-  EXPECT_NE(ExplainText(c, result, {}).find("expected dp0[0..5)  WRONG\n"), std::string::npos);
+  EXPECT_NE(ExplainText(c, result, *sut::MakeHostProducer()).find("expected dp0[0..5)  WRONG\n"), std::string::npos);
 }
 
 TEST(ReportTest, ViolationsJsonListsEveryViolationInOrder) {
@@ -171,7 +193,7 @@ Case ManyDpRanks(int64_t dp) {
 
 TEST(ReportEdgesTest, ListsUpToFortyValuesAreShownWhole) {
   const Case c = ManyDpRanks(40);
-  const std::string text = ExplainText(c, RunCase(c, {}), {});
+  const std::string text = ExplainText(c, RunCase(c, {}), *sut::MakeHostProducer());
   std::string forty = "[1";
   for (int i = 1; i < 40; ++i) forty += ", 1";
   EXPECT_NE(text.find("step: tokens " + forty + "], N"), std::string::npos) << text;
@@ -179,7 +201,7 @@ TEST(ReportEdgesTest, ListsUpToFortyValuesAreShownWhole) {
 
 TEST(ReportEdgesTest, LongerListsShowThirtyTwoValuesAndACount) {
   const Case c = ManyDpRanks(41);
-  const std::string text = ExplainText(c, RunCase(c, {}), {});
+  const std::string text = ExplainText(c, RunCase(c, {}), *sut::MakeHostProducer());
   std::string head = "[1";
   for (int i = 1; i < 32; ++i) head += ", 1";
   EXPECT_NE(text.find("step: tokens " + head + ", ... 9 more], N"), std::string::npos) << text;
@@ -187,7 +209,7 @@ TEST(ReportEdgesTest, LongerListsShowThirtyTwoValuesAndACount) {
 
 TEST(ReportEdgesTest, ALayoutWithoutAGatherSaysSoAndNothingElse) {
   const Case c = ManyDpRanks(2);
-  const std::string text = ExplainText(c, RunCase(c, {}), {});
+  const std::string text = ExplainText(c, RunCase(c, {}), *sut::MakeHostProducer());
   EXPECT_NE(text.find("dispatch: no gather before the kernel; each router sees its own DP "
                       "rank's rows\n"),
             std::string::npos)
@@ -245,13 +267,13 @@ TEST(ReportElisionTest, VerdictListsAtMostMaxViolationsThenCountsTheRest) {
   const KnownFinding* known = &KnownFindings()[0];
   result.verdict.violations = {RowsViolation("a"), RowsViolation("b"), RowsViolation("c")};
   result.explained = {known, nullptr, nullptr};
-  const std::string head = "src: FAIL, 3 violation(s) (" + DescribeOptions({}) + ")\n";
+  const std::string head = "src: FAIL, 3 violation(s) (" + DescribeOptions(*sut::MakeHostProducer()) + ")\n";
   const std::string a = "  [3 rows-exact] a  (known finding " + std::string(known->id) + ")\n";
   const std::string b = "  [3 rows-exact] b\n";
   const std::string c3 = "  [3 rows-exact] c\n";
-  EXPECT_EQ(VerdictText("src", result, {}, 2), head + a + b + "  ... and 1 more\n");
-  EXPECT_EQ(VerdictText("src", result, {}, 3), head + a + b + c3);
-  EXPECT_EQ(VerdictText("src", result, {}, 0), head + "  ... and 3 more\n");
+  EXPECT_EQ(VerdictText("src", result, *sut::MakeHostProducer(), 2), head + a + b + "  ... and 1 more\n");
+  EXPECT_EQ(VerdictText("src", result, *sut::MakeHostProducer(), 3), head + a + b + c3);
+  EXPECT_EQ(VerdictText("src", result, *sut::MakeHostProducer(), 0), head + "  ... and 3 more\n");
 }
 
 // check and verify print a verdict with the default cap: 12 lines.
@@ -260,20 +282,20 @@ TEST(ReportElisionTest, VerdictShowsTwelveViolationsByDefault) {
   CaseResult result = RunCase(c, {});
   for (int i = 0; i < 13; ++i) result.verdict.violations.push_back(RowsViolation("v"));
   result.explained.assign(13, nullptr);
-  EXPECT_EQ(VerdictText("src", result, {}), VerdictText("src", result, {}, 12));
-  EXPECT_NE(VerdictText("src", result, {}).find("  ... and 1 more\n"), std::string::npos);
-  EXPECT_NE(VerdictText("src", result, {}, 12), VerdictText("src", result, {}, 11));
-  EXPECT_NE(VerdictText("src", result, {}, 12), VerdictText("src", result, {}, 13));
+  EXPECT_EQ(VerdictText("src", result, *sut::MakeHostProducer()), VerdictText("src", result, *sut::MakeHostProducer(), 12));
+  EXPECT_NE(VerdictText("src", result, *sut::MakeHostProducer()).find("  ... and 1 more\n"), std::string::npos);
+  EXPECT_NE(VerdictText("src", result, *sut::MakeHostProducer(), 12), VerdictText("src", result, *sut::MakeHostProducer(), 11));
+  EXPECT_NE(VerdictText("src", result, *sut::MakeHostProducer(), 12), VerdictText("src", result, *sut::MakeHostProducer(), 13));
 }
 
 TEST(ReportElisionTest, EightTensorsAreShownWholeAndANinthIsCounted) {
   // Internal dispatch without EP: no gather, so one tensor per DP rank.
   const Case eight = ManyDpRanks(8);
-  const std::string whole = ExplainText(eight, RunCase(eight, {}), {});
+  const std::string whole = ExplainText(eight, RunCase(eight, {}), *sut::MakeHostProducer());
   EXPECT_NE(whole.find("\ntensor 7 ("), std::string::npos) << whole;
   EXPECT_EQ(whole.find("more tensors"), std::string::npos) << whole;
   const Case nine = ManyDpRanks(9);
-  const std::string cut = ExplainText(nine, RunCase(nine, {}), {});
+  const std::string cut = ExplainText(nine, RunCase(nine, {}), *sut::MakeHostProducer());
   EXPECT_NE(cut.find("\ntensor 7 ("), std::string::npos) << cut;
   EXPECT_EQ(cut.find("\ntensor 8 ("), std::string::npos) << cut;
   EXPECT_NE(cut.find("\n  ... 1 more tensors\n\nranks ("), std::string::npos) << cut;
@@ -281,11 +303,11 @@ TEST(ReportElisionTest, EightTensorsAreShownWholeAndANinthIsCounted) {
 
 TEST(ReportElisionTest, SixtyFourRanksAreShownWholeAndASixtyFifthIsCounted) {
   const Case all = ManyDpRanks(64);
-  const std::string whole = ExplainText(all, RunCase(all, {}), {});
+  const std::string whole = ExplainText(all, RunCase(all, {}), *sut::MakeHostProducer());
   EXPECT_NE(whole.find("\n  dp63/tp0: sees tensor 63"), std::string::npos) << whole;
   EXPECT_EQ(whole.find("more ranks"), std::string::npos) << whole;
   const Case more = ManyDpRanks(65);
-  const std::string cut = ExplainText(more, RunCase(more, {}), {});
+  const std::string cut = ExplainText(more, RunCase(more, {}), *sut::MakeHostProducer());
   EXPECT_NE(cut.find("\n  dp63/tp0: sees tensor 63"), std::string::npos) << cut;
   EXPECT_EQ(cut.find("\n  dp64/tp0:"), std::string::npos) << cut;
   EXPECT_NE(cut.find("\n  ... 1 more ranks\n\nverdict: "), std::string::npos) << cut;
@@ -294,12 +316,12 @@ TEST(ReportElisionTest, SixtyFourRanksAreShownWholeAndASixtyFifthIsCounted) {
 TEST(ReportElisionTest, NaiveDispatchWithoutSpGathersOverTheDpGroupOnly) {
   const Case c = testing::MakeCase({.dp = 2, .tp = 1, .ep = false, .sp = SpMode::kOff,
                                     .tokens = {1, 2}});
-  const std::string text = ExplainText(c, RunCase(c, {}), {});
+  const std::string text = ExplainText(c, RunCase(c, {}), *sut::MakeHostProducer());
   EXPECT_NE(text.find("\ndispatch: all_gatherv over each DP group (sizes = N), DP-rank order\n"
                       "replay buffer: "),
             std::string::npos)
       << text;
-  EXPECT_EQ(ExplainJson(c, RunCase(c, {}), {})["gather_group"], "dp");
+  EXPECT_EQ(ExplainJson(c, RunCase(c, {}), *sut::MakeHostProducer())["gather_group"], "dp");
 }
 
 TEST(ReportElisionTest, AReplayBufferFilledToTheLastRowFits) {
@@ -307,11 +329,11 @@ TEST(ReportElisionTest, AReplayBufferFilledToTheLastRowFits) {
   CaseResult result = RunCase(c, {});
   ASSERT_GT(result.layout.kernel_rows, 0);
   result.observation.replay_rows = result.layout.kernel_rows;
-  EXPECT_NE(ExplainText(c, result, {}).find(": fits\n\n"), std::string::npos);
-  EXPECT_EQ(ExplainJson(c, result, {})["replay"]["fits"], true);
+  EXPECT_NE(ExplainText(c, result, *sut::MakeHostProducer()).find(": fits\n\n"), std::string::npos);
+  EXPECT_EQ(ExplainJson(c, result, *sut::MakeHostProducer())["replay"]["fits"], true);
   result.observation.replay_rows = result.layout.kernel_rows - 1;
-  EXPECT_NE(ExplainText(c, result, {}).find(": DOES NOT FIT\n\n"), std::string::npos);
-  EXPECT_EQ(ExplainJson(c, result, {})["replay"]["fits"], false);
+  EXPECT_NE(ExplainText(c, result, *sut::MakeHostProducer()).find(": DOES NOT FIT\n\n"), std::string::npos);
+  EXPECT_EQ(ExplainJson(c, result, *sut::MakeHostProducer())["replay"]["fits"], false);
 }
 
 // A hand-made result for the pictures: rank i is dp i / tp 0, sees
@@ -328,7 +350,7 @@ struct Picture {
     result.observation.ranks.push_back(
         {.dp = dp, .tp = 0, .error = error, .captured = captured});
   }
-  std::string Svg() const { return LayoutSvg(c, result, {}); }
+  std::string Svg() const { return LayoutSvg(c, result, *sut::MakeHostProducer()); }
 };
 
 RowRuns Rows(int64_t dp, int64_t count) { return {{dp, 0, count}}; }

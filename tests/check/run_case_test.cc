@@ -82,11 +82,11 @@ TEST(RunCaseTest, AnIdleStepHandsTheKernelNoRows) {
   EXPECT_EQ(result.observation.kernel_rows, 0);
 }
 
-// An external SUT that answers as the built-in one does, counting its calls.
-class BuiltInAsExternal : public sut::ExternalSut {
+// A producer that answers as the built-in SUT does, counting its calls.
+class BuiltInAsExternal : public sut::Producer {
  public:
-  std::vector<sut::Observation> Run(std::span<const Case> cases,
-                                    const sut::SutOptions&) override {
+  BuiltInAsExternal() : Producer({}) {}
+  std::vector<sut::Observation> Observe(std::span<const Case> cases) override {
     ++calls;
     std::vector<sut::Observation> out;
     for (const Case& c : cases) out.push_back(sut::RunSut(c, {}));
@@ -106,7 +106,7 @@ TEST(RunCaseTest, AnExternalBatchIsJudgedCaseByCaseInOrder) {
       testing::MakeCase({.dp = 4, .tp = 1, .ep = false, .tokens = {1, 2, 3, 4}}),
   };
   const auto external = std::make_shared<BuiltInAsExternal>();
-  const std::vector<CaseResult> results = RunCases(cases, {.external = external});
+  const std::vector<CaseResult> results = RunCases(cases, *external);
   EXPECT_EQ(external->calls, 1);
   ASSERT_EQ(results.size(), cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -115,6 +115,46 @@ TEST(RunCaseTest, AnExternalBatchIsJudgedCaseByCaseInOrder) {
     EXPECT_EQ(results[i].layout.kernel_rows, direct.layout.kernel_rows) << i;
     EXPECT_EQ(results[i].verdict.violations.size(), direct.verdict.violations.size()) << i;
   }
+}
+
+// A producer that checks on a device: a wrong value its rows cannot show
+// (another layer, a cell outside the captured rows) still fails the case,
+// at the mismatch's rank, unless a violation already says the case fails.
+TEST(RunCaseTest, ADevicesUnseenWrongValueIsARowsExactViolation) {
+  const Case c = testing::MakeCase({.tokens = {5, 3}});
+  sut::Observation clean = sut::RunSut(c, {});
+  clean.device.emplace();
+  clean.device->wrong_values = 0;
+  EXPECT_TRUE(JudgeObservation(c, clean).verdict.ok());
+
+  sut::Observation wrong = clean;
+  wrong.device->wrong_values = 2;
+  wrong.device->first_mismatch = sut::Mismatch{.dp = 1, .tp = 0, .row = 3, .layer = 1, .k = 2,
+                                               .got = 7, .expected = 9};
+  const CaseResult r = JudgeObservation(c, wrong);
+  ASSERT_EQ(r.verdict.violations.size(), 1u);
+  const Violation& v = r.verdict.violations[0];
+  EXPECT_EQ(v.invariant, Invariant::kRowsExact);
+  EXPECT_EQ(v.dp, 1);
+  EXPECT_EQ(v.tp, 0);
+  EXPECT_EQ(v.message, "gpu: 2 wrong values in the capturer buffer, first at row 3 layer 1 k 2: "
+                       "got 7, expected 9");
+  ASSERT_EQ(r.explained.size(), 1u);
+  EXPECT_EQ(r.explained[0], nullptr);
+  EXPECT_FALSE(r.PassesOrKnown());
+
+  // The rows already show the failure: no second violation for the values.
+  sut::Observation shown = wrong;
+  shown.ranks[0].captured.clear();
+  const CaseResult both = JudgeObservation(c, shown);
+  EXPECT_FALSE(both.verdict.ok());
+  for (const Violation& x : both.verdict.violations) {
+    EXPECT_EQ(x.message.find("wrong values in the capturer buffer"), std::string::npos);
+  }
+  // Without a device, nothing is added.
+  sut::Observation host = clean;
+  host.device.reset();
+  EXPECT_TRUE(JudgeObservation(c, host).verdict.ok());
 }
 
 }  // namespace

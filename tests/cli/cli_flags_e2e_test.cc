@@ -175,7 +175,10 @@ TEST(CliFlagsE2eTest, EachEngineFlagAloneIsRefusedForTheBuiltInSut) {
 TEST(CliFlagsE2eTest, GpuFlagWithAnEngineIsRefusedBeforeTheEngineStarts) {
   // exec:true would fail its hello: the refusal comes first, for both commands.
   for (const char* cmd : {"check --gpu --sut exec:true seeds/tp2-dp2-eager.r3case",
-                          "verify --gpu --sut exec:true --cases 1"}) {
+                          "verify --gpu --sut exec:true --cases 1",
+                          "explain --gpu --sut exec:true seeds/tp2-dp2-eager.r3case",
+                          "minimize --gpu --sut exec:true seeds/tp2-dp2-eager.r3case",
+                          "sizing --gpu --sut exec:true seeds/tp2-dp2-eager.r3case"}) {
     const Result r = R3check(cmd);
     EXPECT_EQ(r.status, 2) << cmd;
     EXPECT_EQ(r.err, "r3check: --gpu: runs the built-in SUT's capture on the GPU; to run an "
@@ -190,7 +193,11 @@ TEST(CliFlagsE2eTest, GpuFlagWithoutAGpuIsExitTwo) {
   // --gpu that silently checked on the host).
   const bool gpu_here = R3CHECK_BUILT_WITH_GPU &&
                         r3::testing::RunShell("nvidia-smi -L >/dev/null 2>&1").status == 0;
-  for (const char* cmd : {"check --gpu seeds/tp2-dp2-eager.r3case", "verify --gpu --cases 1"}) {
+  // Every command that judges cases takes --gpu (one producer seam).
+  for (const char* cmd : {"check --gpu seeds/tp2-dp2-eager.r3case", "verify --gpu --cases 1",
+                          "explain --gpu seeds/tp2-dp2-eager.r3case",
+                          "minimize --gpu --mutant gpu-tail-rows seeds/tp2-dp2-eager.r3case",
+                          "sizing --gpu seeds/tp2-dp2-warmup.r3case"}) {
     const Result r = R3check(cmd);
     if (gpu_here) GTEST_SKIP() << "a GPU is usable here";
     EXPECT_EQ(r.status, 2) << cmd << r.out;

@@ -12,6 +12,7 @@
 #include "r3/case/case_format.h"
 #include "r3/check/run_case.h"
 #include "r3/gpu/gpu.h"
+#include "r3/minimize/minimize.h"
 #include "r3/sut/mutants.h"
 #include "r3check_config.h"
 #include "gpu_testing.h"
@@ -20,6 +21,8 @@ namespace r3::gpu {
 namespace {
 
 using testing::CorpusFiles;
+using testing::GpuCaseResult;
+using testing::RunOnGpu;
 using testing::DiffAgainstHost;
 using testing::ViolatedInvariants;
 
@@ -78,7 +81,7 @@ TEST(GpuPathTest, CorpusSeedsPassWithEmulatedRanks) {
   Runner runner(Options(RankMode::kEmulated));
   for (const std::string& path : CorpusFiles("seeds")) {
     const Case c = LoadCaseFile(path);
-    const GpuCaseResult r = runner.Run(c);
+    const GpuCaseResult r = RunOnGpu(runner, c);
     EXPECT_TRUE(r.Passes()) << path << "\n" << r.Summary();
     EXPECT_EQ(r.wrong_values, 0) << path << "\n" << r.Summary();
     EXPECT_GT(r.values_checked, 0) << path;
@@ -90,7 +93,7 @@ TEST(GpuPathTest, FindingsReproduceOnTheGpu) {
   Runner runner(Options(RankMode::kEmulated));
   for (const std::string& path : CorpusFiles("findings")) {
     const Case c = LoadCaseFile(path);
-    const GpuCaseResult r = runner.Run(c);
+    const GpuCaseResult r = RunOnGpu(runner, c);
     EXPECT_FALSE(r.result.verdict.ok()) << path;
     EXPECT_TRUE(r.result.PassesOrKnown()) << path << "\n" << r.Summary();
     ExpectMatchesHost(r, c, {}, path);
@@ -99,7 +102,7 @@ TEST(GpuPathTest, FindingsReproduceOnTheGpu) {
 
 TEST(GpuPathTest, SpecExampleRowsAreDecodedFromRealData) {
   Runner runner(Options(RankMode::kEmulated));
-  const GpuCaseResult r = runner.Run(LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
+  const GpuCaseResult r = RunOnGpu(runner, LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
                                                   "/seeds/tp2-dp2-eager.r3case"));
   // Spec section 7: n = 10 gathered rows; DP1 takes rows [6, 9).
   const sut::RankObservation& dp1 = r.result.observation.ranks[2];
@@ -111,7 +114,7 @@ TEST(GpuPathTest, SpecExampleRowsAreDecodedFromRealData) {
 
 TEST(GpuPathTest, InternalSpGathersOverTheTpGroup) {
   Runner runner(Options(RankMode::kEmulated));
-  const GpuCaseResult r = runner.Run(LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
+  const GpuCaseResult r = RunOnGpu(runner, LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
                                                   "/seeds/tp2-dp2-internal-sp.r3case"));
   bool gathered = false;
   for (const sut::RankObservation& rank : r.result.observation.ranks) {
@@ -124,7 +127,7 @@ TEST(GpuPathTest, InternalSpGathersOverTheTpGroup) {
 TEST(GpuPathTest, OneRankPerGpuWithNcclWhenTheRanksFit) {
   Runner runner(Options(RankMode::kAuto));
   for (const Case& c : NcclCases()) {
-    const GpuCaseResult r = runner.Run(c);
+    const GpuCaseResult r = RunOnGpu(runner, c);
     if (runner.devices() >= 2) {
       EXPECT_EQ(r.mode.rfind("nccl", 0), 0u) << r.mode;
     }
@@ -141,7 +144,7 @@ TEST(GpuPathTest, CorpusSeedsPassWithRanksSpreadOverTheGpus) {
   Runner runner(Options(RankMode::kAuto));
   for (const std::string& path : CorpusFiles("seeds")) {
     const Case c = LoadCaseFile(path);
-    const GpuCaseResult r = runner.Run(c);
+    const GpuCaseResult r = RunOnGpu(runner, c);
     if (runner.devices() >= 2 && c.config.dp * c.config.tp >= 2) {
       EXPECT_EQ(r.mode.rfind("nccl", 0), 0u) << r.mode;
     }
@@ -155,10 +158,10 @@ TEST(GpuPathTest, BatchesGiveTheSameResultsAsSingleRuns) {
   Runner runner(Options(RankMode::kAuto));
   std::vector<Case> cases = NcclCases();
   for (const std::string& path : CorpusFiles("seeds")) cases.push_back(LoadCaseFile(path));
-  const std::vector<GpuCaseResult> batch = runner.RunBatch(cases);
+  const std::vector<GpuCaseResult> batch = RunOnGpu(runner, cases);
   ASSERT_EQ(batch.size(), cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
-    const GpuCaseResult one = runner.Run(cases[i]);
+    const GpuCaseResult one = RunOnGpu(runner, cases[i]);
     EXPECT_EQ(batch[i].Summary(), one.Summary());
     EXPECT_TRUE(batch[i].Passes()) << batch[i].Summary();
   }
@@ -172,7 +175,7 @@ TEST(GpuPathTest, CudaGraphReplaysAreEachChecked) {
   std::vector<Case> cases = NcclCases();
   for (const std::string& path : CorpusFiles("seeds")) cases.push_back(LoadCaseFile(path));
   for (const Case& c : cases) {
-    const GpuCaseResult r = runner.Run(c);
+    const GpuCaseResult r = RunOnGpu(runner, c);
     EXPECT_EQ(r.steps, 3);
     EXPECT_NE(r.mode.find("graph"), std::string::npos);
     EXPECT_TRUE(r.Passes()) << PrintCase(c) << r.Summary();
@@ -186,11 +189,17 @@ TEST(GpuPathTest, TooSmallReplayBufferIsAnErrorNotAWrite) {
   Runner runner(o);
   const Case c =
       LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) + "/seeds/tp2-dp2-warmup.r3case");
-  const GpuCaseResult r = runner.Run(c);
+  const GpuCaseResult r = RunOnGpu(runner, c);
   EXPECT_TRUE(r.result.verdict.Violates(check::Invariant::kReplayFits));
   EXPECT_NE(r.result.observation.ranks[0].replay_error.find("ValueError"), std::string::npos);
   ExpectMatchesHost(r, c, o.sut, "legacy warmup");
 }
+
+// The smallest cases `minimize --gpu` finds for three GPU-only mutants
+// (pinned from a run on an H200; the minimizer is deterministic).
+const char* const kSmallestTailRows = "SMALLEST-TAIL-ROWS";
+const char* const kSmallestLayerStride = "SMALLEST-LAYER-STRIDE";
+const char* const kSmallestGatherReversed = "SMALLEST-GATHER-REVERSED";
 
 // A mutant the host SUT ignores must pass on the host and fail on the GPU.
 void ExpectGpuOnlyKill(sut::Mutant m, RankMode mode, const Case& c) {
@@ -198,7 +207,7 @@ void ExpectGpuOnlyKill(sut::Mutant m, RankMode mode, const Case& c) {
   const sut::SutOptions host_options{.mutants = mutants};
   EXPECT_TRUE(check::RunCase(c, host_options).PassesOrKnown());
   Runner runner(Options(mode, mutants));
-  const GpuCaseResult r = runner.Run(c);
+  const GpuCaseResult r = RunOnGpu(runner, c);
   EXPECT_FALSE(r.Passes()) << sut::GetMutantInfo(m).name << " " << r.mode << "\n" << r.Summary();
   EXPECT_GT(r.wrong_values, 0);
 }
@@ -217,6 +226,39 @@ TEST(GpuPathTest, GpuOnlyMutantsAreCaught) {
   ExpectGpuOnlyKill(sut::Mutant::kGpuTailRows, RankMode::kEmulated, RealModelShape(6));
 }
 
+// A failure only the GPU shows shrinks on the GPU: the minimizer drives the
+// runner like any producer. The smallest case still fails there, with the
+// same invariant, and passes on the host, where the mutant changes nothing.
+TEST(GpuPathTest, MinimizeShrinksAGpuOnlyFailureOnTheGpu) {
+  struct Shrink {
+    sut::Mutant mutant;
+    Case input;
+    std::string smallest;  // PrintCase of the known smallest case
+  };
+  const std::vector<Shrink> shrinks = {
+      {sut::Mutant::kGpuTailRows, RealModelShape(6), kSmallestTailRows},
+      {sut::Mutant::kGpuLayerStride, Dp2Ragged(), kSmallestLayerStride},
+      {sut::Mutant::kGpuGatherReversed, Dp2Ragged(), kSmallestGatherReversed},
+  };
+  for (const Shrink& s : shrinks) {
+    const std::string name(sut::GetMutantInfo(s.mutant).name);
+    minimize::MinimizeOptions options;
+    options.producer =
+        std::make_shared<Runner>(Options(RankMode::kEmulated, sut::MutantSet(s.mutant)));
+    options.budget_ms = 120000;
+    const minimize::MinimizeResult r = minimize::Minimize(s.input, options);
+    ASSERT_TRUE(r.input_fails) << name;
+    EXPECT_FALSE(r.budget_exhausted) << name;
+    EXPECT_EQ(r.kept, std::vector<check::Invariant>{check::Invariant::kRowsExact}) << name;
+    EXPECT_EQ(PrintCase(r.minimal), s.smallest) << name << ":\n" << PrintCase(r.minimal);
+    const GpuCaseResult gpu = RunOnGpu(
+        Runner(Options(RankMode::kEmulated, sut::MutantSet(s.mutant))), r.minimal);
+    EXPECT_FALSE(gpu.Passes()) << name << "\n" << gpu.Summary();
+    EXPECT_TRUE(check::RunCase(r.minimal, {.mutants = sut::MutantSet(s.mutant)}).PassesOrKnown())
+        << name;
+  }
+}
+
 // The kernel mutants hide at the shapes small generators draw: top_k 4 is
 // one group per row, 4 rows are one whole tile.
 TEST(GpuPathTest, KernelMutantsHideAtSmallShapes) {
@@ -224,7 +266,7 @@ TEST(GpuPathTest, KernelMutantsHideAtSmallShapes) {
       "dp 1\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 16\ntop_k 4\n"
       "num_experts 256\nnum_layers 2\ntokens 4\n");
   for (const sut::Mutant m : {sut::Mutant::kGpuVecGroups, sut::Mutant::kGpuTailRows}) {
-    const GpuCaseResult r = Runner(Options(RankMode::kEmulated, sut::MutantSet(m))).Run(c);
+    const GpuCaseResult r = RunOnGpu(Runner(Options(RankMode::kEmulated, sut::MutantSet(m))), c);
     EXPECT_TRUE(r.Passes()) << sut::GetMutantInfo(m).name << "\n" << r.Summary();
   }
 }
@@ -232,7 +274,7 @@ TEST(GpuPathTest, KernelMutantsHideAtSmallShapes) {
 TEST(GpuPathTest, RealModelShapesPass) {
   Runner runner(Options(RankMode::kEmulated));
   for (const int top_k : {1, 6, 8, 16}) {
-    const GpuCaseResult r = runner.Run(RealModelShape(top_k));
+    const GpuCaseResult r = RunOnGpu(runner, RealModelShape(top_k));
     EXPECT_TRUE(r.Passes()) << top_k << "\n" << r.Summary();
     EXPECT_EQ(r.wrong_values, 0);
   }
@@ -248,7 +290,7 @@ TEST(GpuPathTest, MismatchedCollectiveIsAnErrorWithinTheTimeout) {
   const auto start = std::chrono::steady_clock::now();
   std::string error;
   try {
-    runner.Run(Dp2Ragged());
+    RunOnGpu(runner, Dp2Ragged());
   } catch (const GpuError& e) {
     error = e.what();
   }
@@ -258,14 +300,14 @@ TEST(GpuPathTest, MismatchedCollectiveIsAnErrorWithinTheTimeout) {
   EXPECT_NE(error.find("communicators aborted"), std::string::npos) << error;
   EXPECT_LT(seconds, 20.0);
   // The GPUs are still usable.
-  const GpuCaseResult clean = Runner(Options(RankMode::kAuto)).Run(Dp2Ragged());
+  const GpuCaseResult clean = RunOnGpu(Runner(Options(RankMode::kAuto)), Dp2Ragged());
   EXPECT_TRUE(clean.Passes()) << clean.Summary();
 }
 
 TEST(GpuPathTest, SkippedCollectiveIsAnErrorWhenEmulated) {
   Runner runner(Options(RankMode::kEmulated, sut::MutantSet(sut::Mutant::kGpuSkippedCollective)));
   try {
-    runner.Run(Dp2Ragged());
+    RunOnGpu(runner, Dp2Ragged());
     FAIL() << "no error";
   } catch (const GpuError& e) {
     EXPECT_NE(std::string(e.what()).find("skips the all-gather"), std::string::npos) << e.what();
@@ -289,7 +331,7 @@ TEST(GpuPathTest, CudaErrorsNameFileAndLine) {
       "dp 1\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 1048576\n"
       "top_k 16\nnum_experts 256\nnum_layers 4096\ntokens 1\n");
   try {
-    runner.Run(huge);
+    RunOnGpu(runner, huge);
     FAIL() << "no error";
   } catch (const GpuError& e) {
     const std::string what = e.what();
@@ -298,7 +340,7 @@ TEST(GpuPathTest, CudaErrorsNameFileAndLine) {
     EXPECT_NE(what.find("cudaMalloc"), std::string::npos) << what;
   }
   // The runner recovers: the next case gets a fresh allocation.
-  EXPECT_TRUE(runner.Run(Dp2Ragged()).Passes());
+  EXPECT_TRUE(RunOnGpu(runner, Dp2Ragged()).Passes());
 }
 
 TEST(GpuPathTest, HostMutantsAreCaughtOnTheGpuAsOnTheHost) {
@@ -310,7 +352,7 @@ TEST(GpuPathTest, HostMutantsAreCaughtOnTheGpuAsOnTheHost) {
     int killed = 0;
     for (const std::string& path : paths) {
       const Case c = LoadCaseFile(path);
-      const GpuCaseResult r = runner.Run(c);
+      const GpuCaseResult r = RunOnGpu(runner, c);
       ExpectMatchesHost(r, c, {.mutants = mutants}, std::string(info.name) + " " + path);
       killed += r.Passes() ? 0 : 1;
     }

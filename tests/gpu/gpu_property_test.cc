@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "properties/case_domain_gen.h"
+#include "properties/invariant_property.h"
 #include "r3/case/case_fields.h"
 #include "r3/case/case_format.h"
 #include "r3/case/case_shape.h"
@@ -25,6 +26,8 @@ namespace r3::gpu {
 namespace {
 
 using testing::DiffAgainstHost;
+using testing::GpuCaseResult;
+using testing::RunOnGpu;
 using testing::ViolatedInvariants;
 
 }  // namespace
@@ -186,7 +189,7 @@ Runner& SharedRunner(RankMode mode, const sut::MutantSet& mutants = {}) {
 
 void AssertMatchesHost(const std::vector<Case>& cases, RankMode mode,
                        const sut::MutantSet& mutants) {
-  const std::vector<GpuCaseResult> results = SharedRunner(mode, mutants).RunBatch(cases);
+  const std::vector<GpuCaseResult> results = RunOnGpu(SharedRunner(mode, mutants), cases);
   RC_ASSERT(results.size() == cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
     const GpuCaseResult& r = results[i];
@@ -197,6 +200,12 @@ void AssertMatchesHost(const std::vector<Case>& cases, RankMode mode,
     RC_ASSERT(r.Passes() == host.PassesOrKnown());
     if (r.result.verdict.ok()) RC_ASSERT(r.wrong_values == 0);
   }
+}
+
+// The host suite's invariant properties (properties/invariant_property.h),
+// the same bodies, with the GPU path as their producer.
+RC_GTEST_PROP(GpuInvariantProperties, EveryInvariantHoldsOnTheGpuPath, ()) {
+  props::AllInvariantsHold(SharedRunner(RankMode::kEmulated));
 }
 
 RC_GTEST_PROP(GpuPropertyTest, EmulatedBatchesMatchTheHostSut, ()) {
@@ -229,14 +238,14 @@ RC_GTEST_PROP(GpuPropertyTest, LayerStrideMutantIsAlwaysCaught, ()) {
   // Full-size cases from the first test: small sizes rarely capture two rows.
   const Case c = *rc::gen::resize(
       100, GenCase({.max_dp = 3, .max_tp = 2, .informative = true, .min_layers = 2}));
-  const GpuCaseResult clean = SharedRunner(RankMode::kAuto).Run(c);
+  const GpuCaseResult clean = RunOnGpu(SharedRunner(RankMode::kAuto), c);
   bool two_rows = false;
   for (const sut::RankObservation& r : clean.result.observation.ranks) {
     two_rows = two_rows || TotalRows(r.captured) >= 2;
   }
   RC_PRE(two_rows);
   const GpuCaseResult r =
-      SharedRunner(RankMode::kAuto, sut::MutantSet(sut::Mutant::kGpuLayerStride)).Run(c);
+      RunOnGpu(SharedRunner(RankMode::kAuto, sut::MutantSet(sut::Mutant::kGpuLayerStride)), c);
   RC_LOG() << PrintCase(c) << r.Summary();
   RC_ASSERT(r.wrong_values > 0);
   RC_ASSERT(!r.Passes() || !clean.Passes());
@@ -254,7 +263,7 @@ RC_GTEST_PROP(GpuPropertyTest, ReversedGatherIsCaughtWhenTwoMembersSendRows, ())
   const std::vector<int64_t>& sizes = *host.observation.local_sizes;
   RC_PRE(std::count_if(sizes.begin(), sizes.end(), [](int64_t s) { return s > 0; }) >= 2);
   const GpuCaseResult r =
-      SharedRunner(RankMode::kAuto, sut::MutantSet(sut::Mutant::kGpuGatherReversed)).Run(c);
+      RunOnGpu(SharedRunner(RankMode::kAuto, sut::MutantSet(sut::Mutant::kGpuGatherReversed)), c);
   RC_LOG() << PrintCase(c) << r.Summary();
   RC_ASSERT(!r.Passes());
 }
@@ -306,9 +315,9 @@ RC_GTEST_PROP(GpuPropertyTest, RealModelShapesMatchTheHostSutOverNccl, ()) {
 // Every kernel mutant is caught on every case of the class where it moves
 // data: the GPU suite alone catches a data-movement bug in any kernel path.
 void ExpectKernelMutantCaught(sut::Mutant m, const Case& c) {
-  const GpuCaseResult clean = SharedRunner(RankMode::kEmulated).Run(c);
+  const GpuCaseResult clean = RunOnGpu(SharedRunner(RankMode::kEmulated), c);
   RC_PRE(clean.Passes());
-  const GpuCaseResult r = SharedRunner(RankMode::kEmulated, sut::MutantSet(m)).Run(c);
+  const GpuCaseResult r = RunOnGpu(SharedRunner(RankMode::kEmulated, sut::MutantSet(m)), c);
   RC_LOG() << PrintCase(c) << r.Summary();
   RC_ASSERT(!r.Passes());
   RC_ASSERT(r.wrong_values > 0);

@@ -8,7 +8,8 @@
 
 #include "r3/case/case_format.h"
 #include "r3/case/corpus.h"
-#include "r3/check/known_findings.h"
+#include "r3/check/report.h"
+#include "r3/check/run_case.h"
 #include "r3/gpu/decode.h"
 #include "r3/gpu/fill.h"
 #include "r3/gpu/gpu.h"
@@ -593,28 +594,35 @@ TEST(FastJudgeTest, NonCapturingRanksCaptureNothing) {
   EXPECT_EQ((*fast)[1], host.ranks[1].captured);
 }
 
-TEST(AssembleResultTest, AWrongValueTheObservationCannotShowStillFails) {
+using check::DeviceLine;
+
+// The GPU observation as every front end judges it.
+check::CaseResult JudgeAssembled(const Case& c, const Plan& plan, const sut::Observation& host,
+                                 Decoded decoded, const std::vector<int>& devices) {
+  return check::JudgeObservation(c, AssembleObservation(plan, host, std::move(decoded), devices));
+}
+
+TEST(AssembleObservationTest, AWrongValueTheObservationCannotShowStillFails) {
   auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   auto bufs = CorrectReadback(c, plan, seed);
   bufs[0][static_cast<size_t>((4 * plan.num_layers + (plan.layer + 1) % plan.num_layers) *
                               plan.top_k)] = 7;  // another layer of DP0's row 4
   const std::vector<int> devices = {0, 1};
-  const GpuCaseResult clean = AssembleResult(
+  const check::CaseResult clean = JudgeAssembled(
       c, plan, host, Decode(c, plan, host, seed, View(CorrectReadback(c, plan, seed), c, plan)),
       devices);
-  EXPECT_TRUE(clean.Passes()) << clean.Summary();
-  EXPECT_EQ(clean.layer, plan.layer);
-  const GpuCaseResult r =
-      AssembleResult(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
-  EXPECT_FALSE(r.Passes());
-  EXPECT_EQ(r.wrong_values, 1);
-  ASSERT_EQ(r.result.verdict.violations.size(), 1u);
-  EXPECT_EQ(r.result.verdict.violations[0].invariant, check::Invariant::kRowsExact);
-  EXPECT_NE(r.result.verdict.violations[0].message.find("gpu: 1 wrong values"),
+  EXPECT_TRUE(clean.PassesOrKnown()) << DeviceLine(clean.observation);
+  EXPECT_EQ(clean.observation.device->layer, plan.layer);
+  const check::CaseResult r = JudgeAssembled(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
+  EXPECT_FALSE(r.PassesOrKnown());
+  EXPECT_EQ(r.observation.device->wrong_values, 1);
+  ASSERT_EQ(r.verdict.violations.size(), 1u);
+  EXPECT_EQ(r.verdict.violations[0].invariant, check::Invariant::kRowsExact);
+  EXPECT_NE(r.verdict.violations[0].message.find("gpu: 1 wrong values"),
             std::string::npos);
 }
 
-TEST(AssembleResultTest, AnOverfullReplayBufferNamesTheRanksDevice) {
+TEST(AssembleObservationTest, AnOverfullReplayBufferNamesTheRanksDevice) {
   const Case c =
       LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) + "/seeds/tp2-dp2-warmup.r3case");
   const sut::SutOptions legacy{.policy = sut::Policy::kLegacy};
@@ -623,17 +631,16 @@ TEST(AssembleResultTest, AnOverfullReplayBufferNamesTheRanksDevice) {
   const Plan plan = BuildPlan(c, host, {}, seed);
   const auto bufs = CorrectReadback(c, plan, seed);
   const std::vector<int> devices = {0, 1, 0, 1};
-  const GpuCaseResult r =
-      AssembleResult(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
-  EXPECT_TRUE(r.result.verdict.Violates(check::Invariant::kReplayFits));
-  EXPECT_NE(r.result.observation.ranks[1].replay_error.find("tokens on cuda:1"),
+  const check::CaseResult r = JudgeAssembled(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
+  EXPECT_TRUE(r.verdict.Violates(check::Invariant::kReplayFits));
+  EXPECT_NE(r.observation.ranks[1].replay_error.find("tokens on cuda:1"),
             std::string::npos)
-      << r.result.observation.ranks[1].replay_error;
+      << r.observation.ranks[1].replay_error;
 }
 
 // The GPU observation is what the GPU did: its router rows, its decoded
-// captures, its kernel input; the host SUT's own observation rides along.
-TEST(AssembleResultTest, TheObservationIsTheGpus) {
+// captures, its kernel input, and what the device checked.
+TEST(AssembleObservationTest, TheObservationIsTheGpus) {
   auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
   plan.layer = 2;
   auto bufs = CorrectReadback(c, plan, seed);
@@ -645,43 +652,41 @@ TEST(AssembleResultTest, TheObservationIsTheGpus) {
   sut::Observation claims = host;
   claims.kernel_rows = 1000;  // whatever the host said, the GPU's kernel saw n
   const std::vector<int> devices = {1, 0};
-  const GpuCaseResult r = AssembleResult(c, plan, claims, d, devices);
+  const check::CaseResult r = JudgeAssembled(c, plan, claims, d, devices);
   for (size_t i = 0; i < plan.ranks.size(); ++i) {
-    EXPECT_EQ(r.result.observation.ranks[i].captured, d.captured[i]) << i;
-    EXPECT_EQ(r.result.observation.ranks[i].n, plan.ranks[i].n) << i;
-    EXPECT_TRUE(r.result.observation.ranks[i].replay_error.empty());
-    EXPECT_EQ(r.host.ranks[i].captured, host.ranks[i].captured) << i;
+    EXPECT_EQ(r.observation.ranks[i].captured, d.captured[i]) << i;
+    EXPECT_EQ(r.observation.ranks[i].n, plan.ranks[i].n) << i;
+    EXPECT_TRUE(r.observation.ranks[i].replay_error.empty());
   }
-  EXPECT_EQ(r.result.observation.kernel_rows, 8);
-  EXPECT_EQ(r.host.kernel_rows, 1000);
-  EXPECT_EQ(r.layer, 2);
-  EXPECT_EQ(r.steps, 1);
-  EXPECT_EQ(r.values_checked, d.values_checked);
-  EXPECT_EQ(r.wrong_values, d.wrong_values);
-  ASSERT_TRUE(r.first_mismatch.has_value());
-  EXPECT_EQ(r.first_mismatch->dp, d.first_mismatch->dp);
-  EXPECT_EQ(r.first_mismatch->row, d.first_mismatch->row);
-  EXPECT_EQ(r.first_mismatch->k, d.first_mismatch->k);
-  EXPECT_FALSE(r.result.verdict.ok());  // the captured rows are wrong
-  EXPECT_FALSE(r.Passes());
+  EXPECT_EQ(r.observation.kernel_rows, 8);
+  const sut::DeviceCheck& device = r.observation.device.value();
+  EXPECT_EQ(device.layer, 2);
+  EXPECT_EQ(device.steps, 1);
+  EXPECT_EQ(device.values_checked, d.values_checked);
+  EXPECT_EQ(device.wrong_values, d.wrong_values);
+  ASSERT_TRUE(device.first_mismatch.has_value());
+  EXPECT_EQ(device.first_mismatch->dp, d.first_mismatch->dp);
+  EXPECT_EQ(device.first_mismatch->row, d.first_mismatch->row);
+  EXPECT_EQ(device.first_mismatch->k, d.first_mismatch->k);
+  EXPECT_FALSE(r.verdict.ok());  // the captured rows are wrong
+  EXPECT_FALSE(r.PassesOrKnown());
 }
 
-TEST(AssembleResultTest, AnIdleStepHandsTheKernelNoRows) {
+TEST(AssembleObservationTest, AnIdleStepHandsTheKernelNoRows) {
   auto [c, seed, host, plan] = PlanCase(ParseCase(
       "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
       "top_k 4\nnum_experts 256\nnum_layers 2\ntokens 0 0\n",
       "test"));
   const auto bufs = CorrectReadback(c, plan, seed);
   const std::vector<int> devices = {0, 0};
-  const GpuCaseResult r =
-      AssembleResult(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
-  EXPECT_EQ(r.result.observation.kernel_rows, 0);
-  EXPECT_TRUE(r.Passes()) << r.Summary();
+  const check::CaseResult r = JudgeAssembled(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
+  EXPECT_EQ(r.observation.kernel_rows, 0);
+  EXPECT_TRUE(r.PassesOrKnown()) << DeviceLine(r.observation);
 }
 
 // When the GPU's router and the host SUT disagree on a rank's rows, that
 // rank's observation is the plan's error, with the GPU's row count.
-TEST(AssembleResultTest, ARouterDisagreementIsTheRanksError) {
+TEST(AssembleObservationTest, ARouterDisagreementIsTheRanksError) {
   const Case c = Dp2Ragged(/*layers=*/3);
   const uint64_t seed = CaseSeed(c);
   sut::Observation host = sut::RunSut(c, {});
@@ -692,70 +697,39 @@ TEST(AssembleResultTest, ARouterDisagreementIsTheRanksError) {
   EXPECT_TRUE(plan.ranks[1].error.empty());
   const auto bufs = CorrectReadback(c, plan, seed);
   const std::vector<int> devices = {0, 1};
-  const GpuCaseResult r =
-      AssembleResult(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
-  const sut::RankObservation& o = r.result.observation.ranks[0];
+  const check::CaseResult r = JudgeAssembled(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
+  const sut::RankObservation& o = r.observation.ranks[0];
   EXPECT_EQ(o.branch, sut::Branch::kError);
   EXPECT_EQ(o.error, plan.ranks[0].error);
   EXPECT_EQ(o.n, 8);
-  EXPECT_EQ(r.result.observation.ranks[1].branch, host.ranks[1].branch);
-  EXPECT_TRUE(r.result.observation.ranks[1].error.empty());
-  EXPECT_FALSE(r.Passes());
+  EXPECT_EQ(r.observation.ranks[1].branch, host.ranks[1].branch);
+  EXPECT_TRUE(r.observation.ranks[1].error.empty());
+  EXPECT_FALSE(r.PassesOrKnown());
 }
 
 // A wrong value outside the captured rows fails the case at its rank.
-TEST(AssembleResultTest, AnUnseenWrongValueIsARowsViolationAtItsRank) {
+TEST(AssembleObservationTest, AnUnseenWrongValueIsARowsViolationAtItsRank) {
   auto [c, seed, host, plan] = PlanCase(SpecEager());
   auto bufs = CorrectReadback(c, plan, seed);
   bufs[3][static_cast<size_t>((3 * plan.num_layers + plan.layer) * plan.top_k + 2)] = 7;
   const std::vector<int> devices = {0, 1, 0, 1};
-  GpuCaseResult r =
-      AssembleResult(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
-  ASSERT_EQ(r.result.verdict.violations.size(), 1u);
-  const check::Violation& v = r.result.verdict.violations[0];
+  check::CaseResult r = JudgeAssembled(c, plan, host, Decode(c, plan, host, seed, View(bufs, c, plan)), devices);
+  ASSERT_EQ(r.verdict.violations.size(), 1u);
+  const check::Violation& v = r.verdict.violations[0];
   EXPECT_EQ(v.invariant, check::Invariant::kRowsExact);
   EXPECT_EQ(v.dp, 1);
   EXPECT_EQ(v.tp, 1);
   EXPECT_EQ(v.message, "gpu: 1 wrong values in the capturer buffer, first at row 3 layer 0 k 2: "
                        "got 7, expected " + std::to_string(kUnwritten));
-  ASSERT_EQ(r.result.explained.size(), 1u);
-  EXPECT_EQ(r.result.explained[0], nullptr);
-  EXPECT_FALSE(r.Passes());
-  r.mode = "emulated on 1 GPU";
-  EXPECT_EQ(r.Summary(), "gpu: emulated on 1 GPU, 1 step(s), " + std::to_string(r.values_checked) +
+  ASSERT_EQ(r.explained.size(), 1u);
+  EXPECT_EQ(r.explained[0], nullptr);
+  EXPECT_FALSE(r.PassesOrKnown());
+  r.observation.device->mode = "emulated on 1 GPU";
+  EXPECT_EQ(DeviceLine(r.observation),
+            "gpu: emulated on 1 GPU, 1 step(s), " +
+                std::to_string(r.observation.device->values_checked) +
                              " values checked, 1 wrong; first mismatch: rank dp=1 tp=1 row 3 "
                              "layer 0 k 2: got 7, expected " + std::to_string(kUnwritten) + "\n");
-}
-
-TEST(GpuCaseResultTest, SummaryOfACleanCaseHasNoMismatch) {
-  GpuCaseResult r;
-  r.mode = "nccl on 2 GPUs";
-  r.steps = 3;
-  r.values_checked = 120;
-  EXPECT_EQ(r.Summary(), "gpu: nccl on 2 GPUs, 3 step(s), 120 values checked, 0 wrong\n");
-}
-
-// Passes: no unexplained violation, and no wrong value unless a known
-// finding explains the verdict's violations.
-TEST(GpuCaseResultTest, PassesNeedsNoUnexplainedViolationAndNoUnexplainedWrongValue) {
-  ASSERT_FALSE(check::KnownFindings().empty());
-  const check::KnownFinding* known = &check::KnownFindings()[0];
-  GpuCaseResult clean;
-  EXPECT_TRUE(clean.Passes());
-  GpuCaseResult wrong;
-  wrong.wrong_values = 3;
-  EXPECT_FALSE(wrong.Passes());
-  GpuCaseResult unexplained;
-  unexplained.result.verdict.violations.push_back({});
-  unexplained.result.explained.push_back(nullptr);
-  EXPECT_FALSE(unexplained.Passes());
-  GpuCaseResult explained = unexplained;
-  explained.result.explained[0] = known;
-  EXPECT_TRUE(explained.Passes());
-  explained.wrong_values = 5;  // the known finding explains the failure
-  EXPECT_TRUE(explained.Passes());
-  unexplained.wrong_values = 5;
-  EXPECT_FALSE(unexplained.Passes());
 }
 
 // FNV-1a (64-bit) of the case's printed text, checked against a reference

@@ -32,7 +32,7 @@ sut::SutOptions WithMutant(sut::Mutant m) {
 
 MinimizeOptions Options(const sut::SutOptions& sut) {
   MinimizeOptions options;
-  options.sut = sut;
+  options.producer = sut::MakeHostProducer(sut);
   return options;
 }
 
@@ -41,7 +41,7 @@ Case FirstKilledSeed(sut::Mutant m) {
   for (const char* name :
        {"tp2-dp2-eager", "tp2-dp2-ep-off", "tp2-dp2-warmup-odd-m", "tp2-dp2-internal-sp"}) {
     const Case c = LoadCaseFile(kCorpus + "/seeds/" + name + ".r3case");
-    if (!UnexplainedInvariants(c, WithMutant(m)).empty()) return c;
+    if (!UnexplainedInvariants(c, *sut::MakeHostProducer(WithMutant(m))).empty()) return c;
   }
   ADD_FAILURE() << "no seed kills " << sut::GetMutantInfo(m).name;
   return {};
@@ -69,7 +69,7 @@ TEST(MinimizeTest, EveryHostMutantShrinksToACaseThatStillFailsTheSameWay) {
     const Case input = FirstKilledSeed(info.id);
     const MinimizeResult r = Minimize(input, Options(options));
     ASSERT_TRUE(r.input_fails);
-    EXPECT_EQ(UnexplainedInvariants(r.minimal, options), r.input_failure);
+    EXPECT_EQ(UnexplainedInvariants(r.minimal, *sut::MakeHostProducer(options)), r.input_failure);
     EXPECT_LE(r.minimal.config.dp, input.config.dp);
     EXPECT_LE(r.minimal.config.tp, input.config.tp);
     EXPECT_LE(r.minimal.config.max_num_batched_tokens, input.config.max_num_batched_tokens);
@@ -91,8 +91,8 @@ TEST(MinimizeTest, MinimalCaseIsAFixedPoint) {
 TEST(MinimizeTest, SameInputGivesByteIdenticalText) {
   const sut::SutOptions options = WithMutant(sut::MutantNamed("floor-shard-size"));
   const Case input = LoadCaseFile(kCorpus + "/seeds/tp4-dp3-idle-rank.r3case");
-  const std::string a = MinimizedText(Minimize(input, Options(options)), options);
-  const std::string b = MinimizedText(Minimize(input, Options(options)), options);
+  const std::string a = MinimizedText(Minimize(input, Options(options)), *sut::MakeHostProducer(options));
+  const std::string b = MinimizedText(Minimize(input, Options(options)), *sut::MakeHostProducer(options));
   EXPECT_EQ(a, b);
 }
 
@@ -100,7 +100,7 @@ TEST(MinimizeTest, TextIsACaseFileOfTheMinimalCase) {
   const sut::SutOptions options = WithMutant(sut::MutantNamed("tp-major-ep-order"));
   const MinimizeResult r =
       Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-warmup.r3case"), Options(options));
-  const std::string text = MinimizedText(r, options);
+  const std::string text = MinimizedText(r, *sut::MakeHostProducer(options));
   EXPECT_EQ(ParseCase(text, "minimized"), r.minimal);
   EXPECT_NE(text.find("# r3check minimize: invariants 3 rows-exact, 4 concat-global fail"),
             std::string::npos)
@@ -156,10 +156,10 @@ TEST(MinimizeTest, SingleInvariantModeKeepsOnlyThatInvariant) {
       Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case"), mo);
   ASSERT_TRUE(r.input_fails);
   EXPECT_EQ(r.kept, std::vector<Invariant>{Invariant::kTpAgree});
-  const std::vector<Invariant> got = UnexplainedInvariants(r.minimal, options);
+  const std::vector<Invariant> got = UnexplainedInvariants(r.minimal, *sut::MakeHostProducer(options));
   EXPECT_NE(std::find(got.begin(), got.end(), Invariant::kTpAgree), got.end());
   // One invariant kept: the header says so in the singular.
-  const std::string text = MinimizedText(r, options);
+  const std::string text = MinimizedText(r, *sut::MakeHostProducer(options));
   EXPECT_EQ(text.rfind("# r3check minimize: invariant 5 tp-agree fails and no known finding", 0),
             0u)
       << text;
@@ -173,8 +173,8 @@ TEST(MinimizeTest, EvaluationBudgetStopsEarlyWithAFailingCase) {
   const MinimizeResult r = Minimize(input, mo);
   EXPECT_TRUE(r.budget_exhausted);
   EXPECT_LE(r.tried, 3);
-  EXPECT_EQ(UnexplainedInvariants(r.minimal, options), r.input_failure);
-  EXPECT_NE(MinimizedText(r, options).find("budget exhausted"), std::string::npos);
+  EXPECT_EQ(UnexplainedInvariants(r.minimal, *sut::MakeHostProducer(options)), r.input_failure);
+  EXPECT_NE(MinimizedText(r, *sut::MakeHostProducer(options)).find("budget exhausted"), std::string::npos);
 }
 
 // The header's claims, checked from outside the minimizer: the invariants
@@ -251,9 +251,9 @@ TEST(MinimizeTest, EveryMutantsResultHoldsToItsHeader) {
     const sut::SutOptions options = WithMutant(info.id);
     const MinimizeResult r = Minimize(FirstKilledSeed(info.id), Options(options));
     ASSERT_TRUE(r.input_fails);
-    const std::string text = MinimizedText(r, options);
+    const std::string text = MinimizedText(r, *sut::MakeHostProducer(options));
     const Case minimal = ParseCase(text, "minimized");
-    EXPECT_EQ(UnexplainedInvariants(minimal, options), HeaderInvariants(text)) << text;
+    EXPECT_EQ(UnexplainedInvariants(minimal, *sut::MakeHostProducer(options)), HeaderInvariants(text)) << text;
     const std::vector<std::string> free = HeaderFreeFields(text);
     for (const FieldReport& f : r.fields) {
       const bool said_free = std::find(free.begin(), free.end(), f.field) != free.end();
@@ -264,7 +264,7 @@ TEST(MinimizeTest, EveryMutantsResultHoldsToItsHeader) {
         EXPECT_NE(p.value, f.value) << f.field << "\n" << text;
         const Case alt = WithField(minimal, f.field, p.value);
         ASSERT_EQ(ValidateCase(alt).field, "") << f.field << " = " << p.value;
-        const std::vector<Invariant> got = UnexplainedInvariants(alt, options);
+        const std::vector<Invariant> got = UnexplainedInvariants(alt, *sut::MakeHostProducer(options));
         if (said_free || p.outcome == "same failure") {
           EXPECT_EQ(got, HeaderInvariants(text))
               << f.field << " = " << p.value << " is called free / the same failure\n" << text;
@@ -283,7 +283,7 @@ TEST(MinimizeTest, DefaultRegressionNameNamesMutantPolicyAndInvariants) {
   const sut::SutOptions options = WithMutant(sut::Mutant::kShardStartWithoutS);
   const MinimizeResult r =
       Minimize(LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case"), Options(options));
-  EXPECT_EQ(DefaultRegressionName(r, options), "shard-start-without-S-pr50874-inv3-4");
+  EXPECT_EQ(DefaultRegressionName(r, *sut::MakeHostProducer(options)), "shard-start-without-S-pr50874-inv3-4");
 }
 
 TEST(MinimizeTest, TheFieldReportCoversEveryField) {
@@ -313,21 +313,18 @@ TEST(MinimizeTest, APassingCaseComesBackUnchanged) {
 
 // An engine's id can hold any character; the default regression name is
 // a safe file name all the same.
-class NamedEngine : public sut::ExternalSut {
+class NamedEngine : public sut::Producer {
  public:
-  std::vector<sut::Observation> Run(std::span<const Case>, const sut::SutOptions&) override {
-    return {};
-  }
+  NamedEngine() : Producer({}) {}
+  std::vector<sut::Observation> Observe(std::span<const Case>) override { return {}; }
   std::string Label() const override { return "vllm:/x y"; }
   std::string Id() const override { return "my engine/v2:fork"; }
 };
 
 TEST(MinimizeTest, DefaultRegressionNameIsAFileName) {
-  sut::SutOptions options;
-  options.external = std::make_shared<NamedEngine>();
   MinimizeResult r;
   r.kept = {Invariant::kRowsExact, Invariant::kTpAgree};
-  EXPECT_EQ(DefaultRegressionName(r, options), "my-engine-v2-fork-pr50874-inv3-5");
+  EXPECT_EQ(DefaultRegressionName(r, NamedEngine()), "my-engine-v2-fork-pr50874-inv3-5");
 }
 
 // docs/fuzzing.md: `--budget-ms` defaults to 10 s (the CLI takes its default
@@ -343,16 +340,17 @@ TEST(MinimizeTest, DefaultBudgetsAreTheDocumentedOnes) {
 // known finding explains), `differs` shrinks its capturer buffer
 // (invariant 2), `breaks` makes it throw. It records every case it is handed,
 // in order: the input, then the minimizer's candidates, then its probes.
-class ScriptedEngine : public sut::ExternalSut {
+class ScriptedEngine : public sut::Producer {
  public:
   using Pick = std::function<bool(const Case&)>;
   explicit ScriptedEngine(Pick fails, Pick differs = nullptr, Pick breaks = nullptr)
-      : fails_(std::move(fails)), differs_(std::move(differs)), breaks_(std::move(breaks)) {}
+      : Producer({}),
+        fails_(std::move(fails)),
+        differs_(std::move(differs)),
+        breaks_(std::move(breaks)) {}
 
-  std::vector<sut::Observation> Run(std::span<const Case> cases,
-                                    const sut::SutOptions& options) override {
-    sut::SutOptions builtin = options;
-    builtin.external = nullptr;
+  std::vector<sut::Observation> Observe(std::span<const Case> cases) override {
+    const sut::SutOptions& builtin = options();
     std::vector<sut::Observation> out;
     for (const Case& c : cases) {
       seen.push_back(c);
@@ -383,7 +381,7 @@ struct ScriptedRun {
 
 ScriptedRun MinimizeScripted(const Case& input, const std::shared_ptr<ScriptedEngine>& engine,
                              MinimizeOptions options = {}) {
-  options.sut.external = engine;
+  options.producer = engine;
   ScriptedRun run;
   run.result = Minimize(input, options);
   const std::vector<Case>& seen = engine->seen;
@@ -610,7 +608,7 @@ TEST(MinimizeTest, EvaluationBudgetStopsInTheMiddleOfARound) {
   EXPECT_TRUE(run.result.budget_exhausted);
   EXPECT_EQ(run.result.tried, 2);
   EXPECT_EQ(run.result.minimal, input);
-  EXPECT_NE(MinimizedText(run.result, options.sut).find("(2 candidates tried); budget exhausted"),
+  EXPECT_NE(MinimizedText(run.result, *options.producer).find("(2 candidates tried); budget exhausted"),
             std::string::npos);
 }
 
@@ -627,7 +625,7 @@ TEST(MinimizeTest, AnExhaustedBudgetCutsTheFieldReportShort) {
   EXPECT_EQ(engine->seen.size(), 1u + 2u) << "the input, the 2 candidates, and no probe";
   EXPECT_TRUE(run.result.fields.empty());
   EXPECT_FALSE(run.result.fields_complete);
-  EXPECT_NE(MinimizedText(run.result, options.sut)
+  EXPECT_NE(MinimizedText(run.result, *options.producer)
                 .find("# Field report cut short by the budget: fields not listed below were not "
                       "probed.\n"),
             std::string::npos);
@@ -655,9 +653,7 @@ ProbedCase ProbeUnshrinkable(const Case& input, std::shared_ptr<ScriptedEngine> 
   const ScriptedRun run = MinimizeScripted(input, engine);
   EXPECT_TRUE(run.result.input_fails);
   EXPECT_EQ(run.result.minimal, input);
-  sut::SutOptions options;
-  options.external = std::move(engine);
-  return {run.result, MinimizedText(run.result, options)};
+  return {run.result, MinimizedText(run.result, *engine)};
 }
 
 ProbedCase ProbeEveryField() {
@@ -769,9 +765,7 @@ TEST(MinimizeTest, FreeFieldsAreListedOnceAndNotAsDependencies) {
   auto engine = std::make_shared<ScriptedEngine>([](const Case&) { return true; });
   const ScriptedRun run = MinimizeScripted(input, engine, options);
   ASSERT_TRUE(run.result.input_fails);
-  sut::SutOptions sut;
-  sut.external = engine;
-  const std::string text = MinimizedText(run.result, sut);
+  const std::string text = MinimizedText(run.result, *engine);
   // top_k 1 of 1 expert has no valid alternative, so it is not a field here.
   EXPECT_NE(text.find("# Fields that can vary without changing the failure: dp tp ep dispatch sp "
                       "max_num_batched_tokens num_experts num_layers tokens[0] padded[0]\n"
@@ -834,11 +828,9 @@ TEST(MinimizeTest, DefaultRegressionNameKeepsExactlyTheSafeCharacters) {
    public:
     std::string Id() const override { return "azAZ09-_.`{@[/:"; }
   };
-  sut::SutOptions options;
-  options.external = std::make_shared<IdEngine>();
   MinimizeResult r;
   r.kept = {Invariant::kRowsExact};
-  EXPECT_EQ(DefaultRegressionName(r, options), "azAZ09-_.-------pr50874-inv3");
+  EXPECT_EQ(DefaultRegressionName(r, IdEngine()), "azAZ09-_.-------pr50874-inv3");
 }
 
 }  // namespace

@@ -101,20 +101,13 @@ TEST(MutantsTest, CapturerRowsPerShardViolatesCapturerHolds) {
 
 // The capturer allocates its own buffer: an engine SUT's is the engine's,
 // so the mutant does not resize it (and the CLI refuses it with an engine).
-TEST(MutantsTest, CapturerRowsPerShardLeavesAnExternalSutsBufferAlone) {
-  class NoEngine : public ExternalSut {
-   public:
-    std::vector<Observation> Run(std::span<const Case>, const SutOptions&) override { return {}; }
-    std::string Label() const override { return "none"; }
-    std::string Id() const override { return "none"; }
-  };
+TEST(MutantsTest, CapturerRowsPerShardLeavesAnEnginesBufferAlone) {
   const Case warmup = LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
                                    "/seeds/tp2-dp2-warmup-odd-m.r3case");
   SutOptions options{.mutants = MutantSet(Mutant::kCapturerRowsPerShard)};
   const DispatchPlan plan = PlanDispatch(warmup, options.mutants);
   EXPECT_EQ(ObserveDispatch(warmup, options, plan).capturer_rows, 4);
-  options.external = std::make_shared<NoEngine>();
-  EXPECT_EQ(ObserveDispatch(warmup, options, plan).capturer_rows, 7);
+  EXPECT_EQ(ObserveDispatch(warmup, options, plan, Capturer::kEngine).capturer_rows, 7);
   EXPECT_TRUE(GetMutantInfo(Mutant::kCapturerRowsPerShard).host_capture);
 }
 

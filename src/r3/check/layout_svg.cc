@@ -57,7 +57,7 @@ void Bar(std::ostringstream& out, const RowRuns& runs, double x, double y, doubl
 
 }  // namespace
 
-std::string LayoutSvg(const Case& c, const CaseResult& result, const sut::SutOptions& options) {
+std::string LayoutSvg(const Case& c, const CaseResult& result, const sut::Producer& producer) {
   const model::Layout& layout = result.layout;
   const sut::Observation& obs = result.observation;
   // One scale for tensors and captures: a rank may expect more rows than the
@@ -128,7 +128,7 @@ std::string LayoutSvg(const Case& c, const CaseResult& result, const sut::SutOpt
          << kMaxRankLines << "), " << layout.ranks.size() - wrong << " ok (not drawn)</text>\n";
     y += 20;
   }
-  const std::string verdict = VerdictText("verdict", result, options, 0);
+  const std::string verdict = VerdictText("verdict", result, producer, 0);
   body << "<text x=\"10\" y=\"" << Num(y + 14) << "\" font-size=\"13\" fill=\""
        << (result.PassesOrKnown() ? "black" : "red") << "\">"
        << XmlText(verdict.substr(0, verdict.find('\n'))) << "</text>\n";
@@ -146,7 +146,7 @@ std::string LayoutSvg(const Case& c, const CaseResult& result, const sut::SutOpt
       << "<text x=\"10\" y=\"22\" font-size=\"15\">DP " << cfg.dp << ", TP " << cfg.tp << ", EP "
       << (cfg.ep ? "on" : "off") << ", " << DispatchName(cfg.dispatch) << " dispatch, SP "
       << (layout.sp ? "on" : "off") << ", M " << cfg.max_num_batched_tokens << "</text>\n"
-      << "<text x=\"10\" y=\"38\" font-size=\"11\">" << XmlText(DescribeOptions(options))
+      << "<text x=\"10\" y=\"38\" font-size=\"11\">" << XmlText(DescribeOptions(producer))
       << "</text>\n<text x=\"10\" y=\"52\" font-size=\"11\">per rank: captured rows (upper) "
       << "over expected rows (lower); colour = owning DP rank, hatched = SP padding</text>\n"
       << body.str() << "</svg>\n";

@@ -7,7 +7,7 @@
 
 #include "r3/case/case.h"
 #include "r3/check/run_case.h"
-#include "r3/sut/sut.h"
+#include "r3/sut/producer.h"
 
 namespace r3::check {
 
@@ -15,7 +15,7 @@ namespace r3::check {
 // padding hatched), then per rank its captured rows over its expected rows at
 // the same scale, a wrong rank in red. Up to 64 ranks are drawn one per line;
 // past that only the wrong ones, with a count of the rest.
-std::string LayoutSvg(const Case& c, const CaseResult& result, const sut::SutOptions& options);
+std::string LayoutSvg(const Case& c, const CaseResult& result, const sut::Producer& producer);
 
 // Each sizing policy's replay-buffer rows against the exact bound, over M
 // (max_num_batched_tokens) from 1 to 2^20 on log axes, for the case's other

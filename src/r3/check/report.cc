@@ -51,24 +51,56 @@ namespace {
 
 // The sizing policy judged: the engine's own sizing code when it loaded
 // some (its rows then replace --policy's), else the built-in policy.
-std::string PolicyLabel(const sut::SutOptions& options) {
-  if (options.external) {
-    std::string label = options.external->SizingLabel();
-    if (!label.empty()) return label;
-  }
-  return std::string(sut::PolicyName(options.policy));
+std::string PolicyLabel(const sut::Producer& producer) {
+  std::string label = producer.SizingLabel();
+  if (!label.empty()) return label;
+  return std::string(sut::PolicyName(producer.options().policy));
 }
 
 }  // namespace
 
-nlohmann::ordered_json OptionsJson(const sut::SutOptions& options) {
+nlohmann::ordered_json OptionsJson(const sut::Producer& producer) {
   nlohmann::ordered_json mutants = nlohmann::ordered_json::array();
   for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
-    if (options.mutants.has(m.id)) mutants.push_back(m.name);
+    if (producer.options().mutants.has(m.id)) mutants.push_back(m.name);
   }
-  return {{"sut", sut::SutLabel(options)},
-          {"policy", PolicyLabel(options)},
+  return {{"sut", producer.Label()},
+          {"policy", PolicyLabel(producer)},
           {"mutants", mutants}};
+}
+
+std::string DeviceLine(const sut::Observation& observation) {
+  if (!observation.device) return "";
+  const sut::DeviceCheck& d = *observation.device;
+  std::string line = "gpu: " + d.mode + ", " + std::to_string(d.steps) + " step(s), " +
+                     std::to_string(d.values_checked) + " values checked, " +
+                     std::to_string(d.wrong_values) + " wrong";
+  if (d.first_mismatch) {
+    const sut::Mismatch& m = *d.first_mismatch;
+    line += "; first mismatch: rank dp=" + std::to_string(m.dp) + " tp=" + std::to_string(m.tp) +
+            " row " + std::to_string(m.row) + " layer " + std::to_string(m.layer) + " k " +
+            std::to_string(m.k) + ": got " + std::to_string(m.got) + ", expected " +
+            std::to_string(m.expected);
+  }
+  return line + "\n";
+}
+
+nlohmann::ordered_json DeviceJson(const sut::Observation& observation) {
+  if (!observation.device) return nullptr;
+  const sut::DeviceCheck& d = *observation.device;
+  nlohmann::ordered_json j = {{"mode", d.mode},
+                              {"layer", d.layer},
+                              {"steps", d.steps},
+                              {"values_checked", d.values_checked},
+                              {"wrong_values", d.wrong_values},
+                              {"first_mismatch", nullptr}};
+  if (d.first_mismatch) {
+    const sut::Mismatch& m = *d.first_mismatch;
+    j["first_mismatch"] = {{"dp", m.dp},       {"tp", m.tp},   {"row", m.row},
+                           {"layer", m.layer}, {"k", m.k},     {"got", m.got},
+                           {"expected", m.expected}};
+  }
+  return j;
 }
 
 std::string VerdictWord(const CaseResult& result) {
@@ -92,16 +124,16 @@ nlohmann::ordered_json ViolationsJson(const CaseResult& result) {
   return violations;
 }
 
-std::string DescribeOptions(const sut::SutOptions& options) {
-  std::string out = "sut " + sut::SutLabel(options) + ", policy " + PolicyLabel(options);
+std::string DescribeOptions(const sut::Producer& producer) {
+  std::string out = "sut " + producer.Label() + ", policy " + PolicyLabel(producer);
   for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
-    if (options.mutants.has(m.id)) out += ", mutant " + std::string(m.name);
+    if (producer.options().mutants.has(m.id)) out += ", mutant " + std::string(m.name);
   }
   return out;
 }
 
 std::string VerdictText(const std::string& source, const CaseResult& result,
-                        const sut::SutOptions& options, size_t max_violations) {
+                        const sut::Producer& producer, size_t max_violations) {
   std::ostringstream out;
   const auto& violations = result.verdict.violations;
   const int unexplained = result.CountUnexplained();
@@ -113,7 +145,7 @@ std::string VerdictText(const std::string& source, const CaseResult& result,
   } else {
     out << "FAIL, " << violations.size() << " violation(s)";
   }
-  out << " (" << DescribeOptions(options) << ")\n";
+  out << " (" << DescribeOptions(producer) << ")\n";
   for (size_t i = 0; i < violations.size() && i < max_violations; ++i) {
     out << ViolationLine(violations[i], result.explained[i]) << '\n';
   }
@@ -123,7 +155,7 @@ std::string VerdictText(const std::string& source, const CaseResult& result,
   return out.str();
 }
 
-std::string ExplainText(const Case& c, const CaseResult& result, const sut::SutOptions& options) {
+std::string ExplainText(const Case& c, const CaseResult& result, const sut::Producer& producer) {
   const Config& cfg = c.config;
   const model::Layout& layout = result.layout;
   std::ostringstream out;
@@ -161,7 +193,7 @@ std::string ExplainText(const Case& c, const CaseResult& result, const sut::SutO
         << "'.' = SP padding)\n  " << RenderStrip(runs) << "\n  " << RenderLegend(runs) << "\n";
   }
   if (layout.tensors.size() > 8) out << "  ... " << layout.tensors.size() - 8 << " more tensors\n";
-  out << "\nranks (" << DescribeOptions(options) << "):\n";
+  out << "\nranks (" << DescribeOptions(producer) << "):\n";
   const size_t shown = std::min<size_t>(layout.ranks.size(), 64);
   for (size_t i = 0; i < shown; ++i) {
     const model::RankLayout& r = layout.ranks[i];
@@ -172,16 +204,18 @@ std::string ExplainText(const Case& c, const CaseResult& result, const sut::SutO
         << "; expected " << DescribeRuns(r.expected) << "  " << RankLabel(r, o, result) << "\n";
   }
   if (layout.ranks.size() > shown) out << "  ... " << layout.ranks.size() - shown << " more ranks\n";
-  out << "\n" << VerdictText("verdict", result, options);
+  // The device's own account of the rows above (decoded from its buffers).
+  if (obs.device) out << "\n" << DeviceLine(obs);
+  out << "\n" << VerdictText("verdict", result, producer);
   return out.str();
 }
 
 nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
-                                   const sut::SutOptions& options) {
+                                   const sut::Producer& producer) {
   const model::Layout& layout = result.layout;
   const sut::Observation& obs = result.observation;
   nlohmann::ordered_json j;
-  const nlohmann::ordered_json described = OptionsJson(options);
+  const nlohmann::ordered_json described = OptionsJson(producer);
   j["sut"] = described["sut"];
   j["mutants"] = described["mutants"];
   j["sp"] = layout.sp;
@@ -216,6 +250,7 @@ nlohmann::ordered_json ExplainJson(const Case& c, const CaseResult& result,
                      {"label", RankLabel(r, o, result)}});
   }
   j["ranks"] = ranks;
+  if (obs.device) j["device"] = DeviceJson(obs);
   j["violations"] = ViolationsJson(result);
   // "ok" agrees with the text verdict: known findings alone still PASS.
   j["verdict"] = VerdictWord(result);

@@ -1,8 +1,34 @@
 #include "r3/check/run_case.h"
 
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "r3/case/parallel_for.h"
 #include "r3/check/invariants.h"
 
 namespace r3::check {
+namespace {
+
+// A wrong value the observation cannot show (a cell outside the captured
+// rows, another layer) still fails the case.
+void AddDeviceViolation(CaseResult& result) {
+  const std::optional<sut::DeviceCheck>& device = result.observation.device;
+  if (!device || device->wrong_values == 0 || !result.verdict.ok()) return;
+  const sut::Mismatch m = device->first_mismatch.value_or(sut::Mismatch{});
+  Violation v;
+  v.invariant = Invariant::kRowsExact;
+  v.dp = m.dp;
+  v.tp = m.tp;
+  v.message = "gpu: " + std::to_string(device->wrong_values) +
+              " wrong values in the capturer buffer, first at row " + std::to_string(m.row) +
+              " layer " + std::to_string(m.layer) + " k " + std::to_string(m.k) + ": got " +
+              std::to_string(m.got) + ", expected " + std::to_string(m.expected);
+  result.verdict.violations.push_back(std::move(v));
+  result.explained.push_back(nullptr);
+}
+
+}  // namespace
 
 bool CaseResult::PassesOrKnown() const { return CountUnexplained() == 0; }
 
@@ -20,6 +46,7 @@ CaseResult JudgeObservation(const Case& c, sut::Observation observation) {
   for (const Violation& v : result.verdict.violations) {
     result.explained.push_back(ExplainViolation(c, result.observation, v));
   }
+  AddDeviceViolation(result);
   return result;
 }
 
@@ -27,17 +54,21 @@ CaseResult RunCase(const Case& c, const sut::SutOptions& options) {
   return JudgeObservation(c, sut::RunSut(c, options));
 }
 
-std::vector<CaseResult> RunCases(std::span<const Case> cases, const sut::SutOptions& options) {
-  std::vector<CaseResult> out;
-  out.reserve(cases.size());
-  if (options.external) {
-    std::vector<sut::Observation> observations = options.external->Run(cases, options);
-    for (size_t i = 0; i < cases.size(); ++i) {
-      out.push_back(JudgeObservation(cases[i], std::move(observations[i])));
-    }
-    return out;
+std::vector<CaseResult> RunCases(std::span<const Case> cases, sut::Producer& producer) {
+  std::vector<sut::Observation> observations = producer.Observe(cases);
+  if (observations.size() != cases.size()) {
+    throw sut::ExternalSutError(producer.Label() + ": " + std::to_string(observations.size()) +
+                                " observations for " + std::to_string(cases.size()) + " cases");
   }
-  for (const Case& c : cases) out.push_back(RunCase(c, options));
+  // Judging is pure per case: a large batch (the GPU path's) is judged on
+  // every core, each result in its own slot, so the order never changes.
+  constexpr size_t kParallelBatch = 256;
+  const unsigned threads =
+      cases.size() >= kParallelBatch ? std::max(1u, std::thread::hardware_concurrency()) : 1;
+  std::vector<CaseResult> out(cases.size());
+  ParallelFor(cases.size(), threads, [&](size_t i) {
+    out[i] = JudgeObservation(cases[i], std::move(observations[i]));
+  });
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "r3/check/verdict.h"
 #include "r3/model/layout.h"
 #include "r3/sut/observation.h"
+#include "r3/sut/producer.h"
 #include "r3/sut/sut.h"
 
 namespace r3::check {
@@ -26,13 +27,16 @@ struct CaseResult {
   int CountUnexplained() const;
 };
 
+// One case through the built-in host SUT (RunSut).
 CaseResult RunCase(const Case& c, const sut::SutOptions& options);
 
-// Many cases at once: an external SUT gets them in one batch, so its process
-// boundary is crossed once, not once per case.
-std::vector<CaseResult> RunCases(std::span<const Case> cases, const sut::SutOptions& options);
+// Many cases at once through any producer, which gets them as one batch: an
+// engine's process boundary (or a GPU launch) is crossed once, not once per
+// case.
+std::vector<CaseResult> RunCases(std::span<const Case> cases, sut::Producer& producer);
 
-// Judges an observation from another producer (the GPU path) the same way.
+// Judges one observation: model, invariants, known findings. A device's wrong
+// values that no violation shows still fail the case (rows-exact).
 CaseResult JudgeObservation(const Case& c, sut::Observation observation);
 
 }  // namespace r3::check

@@ -75,7 +75,7 @@ std::string SizingLabel(const Hello& hello) {
 sut::Observation ToObservation(const Case& c, const sut::DispatchPlan& plan,
                                const sut::SutOptions& options, const CaseReply& reply,
                                size_t index, const std::string& sizing) {
-  sut::Observation obs = sut::ObserveDispatch(c, options, plan);
+  sut::Observation obs = sut::ObserveDispatch(c, options, plan, sut::Capturer::kEngine);
   const std::string at = "cases[" + std::to_string(index) + "]";
   const bool engine_sizing = !reply.ranks.empty() && reply.ranks[0].replay_rows.has_value();
   if (engine_sizing) {
@@ -122,10 +122,10 @@ sut::Observation ToObservation(const Case& c, const sut::DispatchPlan& plan,
   return obs;
 }
 
-class Engine : public sut::ExternalSut {
+class Engine : public sut::Producer {
  public:
-  explicit Engine(const EngineSpec& spec)
-      : spec_(spec), process_(spec.argv, spec.exit_grace_ms) {
+  Engine(const EngineSpec& spec, const sut::SutOptions& options)
+      : Producer(options), spec_(spec), process_(spec.argv, spec.exit_grace_ms) {
     Guard([&] {
       hello_ = ParseHello(Ask(HelloRequest(), "hello"));
     });
@@ -163,8 +163,8 @@ class Engine : public sut::ExternalSut {
     }
   }
 
-  std::vector<sut::Observation> Run(std::span<const Case> cases,
-                                    const sut::SutOptions& options) override {
+  std::vector<sut::Observation> Observe(std::span<const Case> cases) override {
+    const sut::SutOptions& options = this->options();
     std::vector<sut::DispatchPlan> plans;
     plans.reserve(cases.size());
     for (const Case& c : cases) {
@@ -465,9 +465,10 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
   return spec;
 }
 
-std::shared_ptr<sut::ExternalSut> StartEngine(const EngineSpec& spec) {
+std::shared_ptr<sut::Producer> StartEngine(const EngineSpec& spec,
+                                           const sut::SutOptions& options) {
   try {
-    return std::make_shared<Engine>(spec);
+    return std::make_shared<Engine>(spec, options);
   } catch (const internal::SubprocessError& e) {
     throw sut::ExternalSutError("engine " + spec.sut + ": " + e.what());
   }

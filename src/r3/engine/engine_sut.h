@@ -1,8 +1,8 @@
 // Engine SUTs: `--sut vllm:PATH` runs vLLM's own capture code (from a
 // checkout, a single file, or the installed package) through the adapter in
 // engines/vllm/; `--sut exec:CMD` runs any adapter that speaks the protocol
-// (docs/engines.md). Either way the result is an ExternalSut, so every front
-// end judges the engine exactly like a built-in SUT.
+// (docs/engines.md). Either way the result is a sut::Producer, so every
+// front end judges the engine exactly like a built-in SUT.
 #ifndef R3_ENGINE_ENGINE_SUT_H_
 #define R3_ENGINE_ENGINE_SUT_H_
 
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "r3/sut/external_sut.h"
+#include "r3/sut/producer.h"
 
 namespace r3::engine {
 
@@ -62,8 +62,10 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch);
 // One shell word: `word` itself when it is plain, else single-quoted.
 std::string ShellWord(const std::string& word);
 
-// Starts the adapter and reads its hello. Throws sut::ExternalSutError.
-std::shared_ptr<sut::ExternalSut> StartEngine(const EngineSpec& spec);
+// Starts the adapter and reads its hello. The engine runs its own capture
+// under r3check's dispatch and sizing (and their mutants) from `options`.
+// Throws sut::ExternalSutError.
+std::shared_ptr<sut::Producer> StartEngine(const EngineSpec& spec, const sut::SutOptions& options);
 
 // Requests stay small enough to build and parse quickly, and their replies
 // below the protocol's line cap (ReplyLineCap; protocol_test measures the

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "r3/check/run_case.h"
 #include "r3/gpu/fill.h"
 
 namespace r3::gpu {
@@ -164,8 +163,8 @@ std::optional<std::vector<RowRuns>> CapturedWhenAllRight(const Case& c, const Pl
   return captured;
 }
 
-GpuCaseResult AssembleResult(const Case& c, const Plan& plan, const sut::Observation& host,
-                             Decoded decoded, std::span<const int> devices) {
+sut::Observation AssembleObservation(const Plan& plan, const sut::Observation& host,
+                                     Decoded decoded, std::span<const int> devices) {
   sut::Observation obs = host;
   obs.kernel_rows = 0;
   for (size_t i = 0; i < obs.ranks.size(); ++i) {
@@ -185,30 +184,13 @@ GpuCaseResult AssembleResult(const Case& c, const Plan& plan, const sut::Observa
       r.error = p.error;
     }
   }
-  GpuCaseResult out;
-  out.result = check::JudgeObservation(c, std::move(obs));
-  out.host = host;
-  out.layer = plan.layer;
-  out.steps = 1;
-  out.values_checked = decoded.values_checked;
-  out.wrong_values = decoded.wrong_values;
-  out.first_mismatch = decoded.first_mismatch;
-  // A wrong value the observation cannot show (a cell outside the captured
-  // rows, another layer) still fails the case.
-  if (out.wrong_values > 0 && out.result.verdict.ok()) {
-    const Mismatch& m = *out.first_mismatch;
-    check::Violation v;
-    v.invariant = check::Invariant::kRowsExact;
-    v.dp = m.dp;
-    v.tp = m.tp;
-    v.message = "gpu: " + std::to_string(out.wrong_values) +
-                " wrong values in the capturer buffer, first at row " + std::to_string(m.row) +
-                " layer " + std::to_string(m.layer) + " k " + std::to_string(m.k) + ": got " +
-                std::to_string(m.got) + ", expected " + std::to_string(m.expected);
-    out.result.verdict.violations.push_back(std::move(v));
-    out.result.explained.push_back(nullptr);
-  }
-  return out;
+  sut::DeviceCheck& device = obs.device.emplace();
+  device.layer = plan.layer;
+  device.steps = 1;
+  device.values_checked = decoded.values_checked;
+  device.wrong_values = decoded.wrong_values;
+  device.first_mismatch = decoded.first_mismatch;
+  return obs;
 }
 
 }  // namespace r3::gpu

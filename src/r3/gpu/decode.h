@@ -51,12 +51,12 @@ std::optional<std::vector<RowRuns>> CapturedWhenAllRight(const Case& c, const Pl
                                                          const sut::Observation& host,
                                                          std::span<const int64_t> readback_rows);
 
-// The GPU observation (host SUT's branches, the plan's router rows and
-// replay-buffer errors, the decoded captures) judged like the host's; a
-// wrong value the observation cannot show still fails the case. `devices`:
+// The GPU observation: the host SUT's branches, the plan's router rows and
+// replay-buffer errors, the decoded captures, and in `device` what the GPU
+// checked (the judge fails a wrong value the rows cannot show). `devices`:
 // each rank's GPU, for the replay error's wording.
-GpuCaseResult AssembleResult(const Case& c, const Plan& plan, const sut::Observation& host,
-                             Decoded decoded, std::span<const int> devices);
+sut::Observation AssembleObservation(const Plan& plan, const sut::Observation& host,
+                                     Decoded decoded, std::span<const int> devices);
 
 }  // namespace r3::gpu
 

@@ -7,7 +7,9 @@
 // (r3::sut) decides each rank's capture branch and slice, exactly as on the
 // CPU; the GPU moves the rows and counts the values that differ from the
 // model's; a case with a wrong value is read back and decoded into an
-// r3::sut::Observation. Every case is judged by r3::check::JudgeObservation.
+// r3::sut::Observation, with what the device checked in its `device`. The
+// Runner is a sut::Producer: the check layer judges its observations like
+// any other's (this layer knows nothing of the judge).
 //
 // This header names no CUDA type, so front ends compile without nvcc.
 #ifndef R3_GPU_GPU_H_
@@ -23,8 +25,8 @@
 #include <vector>
 
 #include "r3/case/case.h"
-#include "r3/check/run_case.h"
 #include "r3/sut/observation.h"
+#include "r3/sut/producer.h"
 #include "r3/sut/sut.h"
 
 namespace r3::gpu {
@@ -62,55 +64,42 @@ struct GpuOptions {
   int host_threads = 0;      // host SUT, plans and verdicts; 0: one per core
 };
 
-// The first value that differs from what the model says the capturer buffer
-// must hold (the fill of DP rank dp's rows at the capture layer, kUnwritten
-// everywhere else).
-struct Mismatch {
-  int64_t dp = 0;
-  int64_t tp = 0;
-  int64_t row = 0;
-  int64_t layer = 0;
-  int64_t k = 0;
-  int64_t got = 0;
-  int64_t expected = 0;
-};
+using sut::Mismatch;
 
-struct GpuCaseResult {
-  check::CaseResult result;  // the GPU observation, judged like the host's
-  sut::Observation host;     // the host SUT's observation of the same case
-  uint64_t seed = 0;         // fill seed of the (last) step checked
-  int64_t layer = 0;
-  std::string mode;          // "emulated on 1 GPU" | "nccl on N GPUs" (+ ", graph")
-  int64_t steps = 0;         // steps checked (graph replays)
-  int64_t values_checked = 0;
-  int64_t wrong_values = 0;
-  std::optional<Mismatch> first_mismatch;
-
-  // No unexplained violation, and no wrong value unless a known finding
-  // explains the verdict's violations.
-  bool Passes() const;
-  // One line: mode, values checked, wrong values, first mismatch.
-  std::string Summary() const;
+// Where a runner's time went, summed over every Observe (seconds; the
+// phases on host threads are summed over the threads). For the benchmark.
+struct RunnerTimings {
+  double prepare_s = 0;   // host SUT, plan, placement (threads)
+  double step_s = 0;      // tables, upload, the phases on the GPUs, counters back
+  double observe_s = 0;   // observations assembled (threads), the slow path included
+  double readback_s = 0;  // of which: capturer buffers copied back (slow path)
+  double decode_s = 0;    // of which: host decode of those buffers (slow path)
+  int64_t cases = 0;
+  int64_t slow_cases = 0;  // cases read back and decoded on the host
 };
 
 // Hash of the case's text: the same case always gets the same routing.
 uint64_t CaseSeed(const Case& c);
 
-class Runner {
+class Runner final : public sut::Producer {
  public:
   explicit Runner(GpuOptions options);  // throws GpuError without a GPU
-  ~Runner();
+  ~Runner() override;
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
   // Runs the cases in as few batches as fit the memory limit: each batch is
-  // one step on the GPUs, judged there; only a case with a wrong value is
-  // read back and decoded on the host.
-  std::vector<GpuCaseResult> RunBatch(std::span<const Case> cases);
-  GpuCaseResult Run(const Case& c);
+  // one step on the GPUs, checked there; only a case with a wrong value is
+  // read back and decoded on the host. Throws GpuError.
+  std::vector<sut::Observation> Observe(std::span<const Case> cases) override;
+  // The built-in SUT's name: the GPU runs its capture (the device line says
+  // where).
+  std::string Label() const override;
+  std::string Id() const override;
 
   int devices() const;
-  const GpuOptions& options() const;
+  const GpuOptions& gpu_options() const;
+  RunnerTimings timings() const;
 
  private:
   struct Impl;

@@ -9,8 +9,9 @@
 
 namespace r3::gpu::internal {
 
-GpuCaseResult RunGraphReplays(Step& step, std::vector<Work>& one, DeviceArena& gpu0,
-                              int replays, const std::function<GpuCaseResult(const Work&)>& judge) {
+sut::Observation RunGraphReplays(Step& step, std::vector<Work>& one, DeviceArena& gpu0,
+                                 int replays,
+                                 const std::function<sut::Observation(const Work&)>& observe) {
   step.Load(one);
   Work& w = one[0];
   const uint64_t base_seed = w.seed;
@@ -32,7 +33,7 @@ GpuCaseResult RunGraphReplays(Step& step, std::vector<Work>& one, DeviceArena& g
   R3_CUDA(cudaGraphInstantiate(&instantiated, graph.get(), 0));
   const GraphExec exec(gpu0.device(), instantiated);
 
-  std::optional<GpuCaseResult> kept;
+  std::optional<sut::Observation> kept;
   int64_t steps = 0, checked = 0, wrong = 0;
   std::optional<Mismatch> first;
   for (int replay = 0; replay < std::max(replays, 1); ++replay) {
@@ -42,17 +43,20 @@ GpuCaseResult RunGraphReplays(Step& step, std::vector<Work>& one, DeviceArena& g
     R3_CUDA(cudaGraphLaunch(exec.get(), s));
     step.EnqueueCounterDownload();
     step.Wait();
-    GpuCaseResult r = judge(w);
+    sut::Observation r = observe(w);
     ++steps;
-    checked += r.values_checked;
-    wrong += r.wrong_values;
-    if (!first) first = r.first_mismatch;
-    if (!kept || (kept->Passes() && !r.Passes())) kept = std::move(r);
+    checked += r.device->values_checked;
+    wrong += r.device->wrong_values;
+    if (!first) first = r.device->first_mismatch;
+    // The replay that shows a wrong value is the one worth judging.
+    if (!kept || (kept->device->wrong_values == 0 && r.device->wrong_values > 0)) {
+      kept = std::move(r);
+    }
   }
-  kept->steps = steps;
-  kept->values_checked = checked;
-  kept->wrong_values = wrong;
-  kept->first_mismatch = first;
+  kept->device->steps = steps;
+  kept->device->values_checked = checked;
+  kept->device->wrong_values = wrong;
+  kept->device->first_mismatch = first;
   return std::move(*kept);
 }
 

@@ -14,11 +14,12 @@
 
 namespace r3::gpu::internal {
 
-// `one` holds a single emulated case. `judge` judges the step just run.
-// Returns the first failing replay's result (else the first), with steps,
-// values and wrong values summed over all replays.
-GpuCaseResult RunGraphReplays(Step& step, std::vector<Work>& one, DeviceArena& gpu0,
-                              int replays, const std::function<GpuCaseResult(const Work&)>& judge);
+// `one` holds a single emulated case. `observe` reads the step just run.
+// Returns the first replay's observation with a wrong value (else the
+// first's), with steps, values and wrong values summed over all replays.
+sut::Observation RunGraphReplays(Step& step, std::vector<Work>& one, DeviceArena& gpu0,
+                                 int replays,
+                                 const std::function<sut::Observation(const Work&)>& observe);
 
 }  // namespace r3::gpu::internal
 

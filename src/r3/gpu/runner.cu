@@ -3,18 +3,19 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "r3/case/parallel_for.h"
 #include "r3/gpu/arena.h"
 #include "r3/gpu/collectives.h"
 #include "r3/gpu/decode.h"
 #include "r3/gpu/gpu.h"
 #include "r3/gpu/graph_runner.h"
-#include "r3/gpu/internal/parallel_for.h"
 #include "r3/gpu/step.h"
 
 namespace r3::gpu {
@@ -28,6 +29,18 @@ struct Runner::Impl {
   // Declared after the arenas: communicators go before the streams.
   internal::Collectives collectives;
   unsigned threads = 1;
+  // Nanoseconds per phase (RunnerTimings); atomics: threads add to them.
+  struct Clocks {
+    std::atomic<int64_t> prepare{0}, step{0}, observe{0}, readback{0}, decode{0};
+    std::atomic<int64_t> cases{0}, slow_cases{0};
+  };
+  mutable Clocks clocks;
+
+  static int64_t Since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                t)
+        .count();
+  }
 
   static GpuOptions Checked(GpuOptions o) {
     if (o.timeout_ms <= 0) throw GpuError("timeout_ms must be positive");
@@ -67,8 +80,10 @@ struct Runner::Impl {
     return options.graph ? mode + ", graph" : mode;
   }
 
-  // The device's verdict, decoded on the host only when something is wrong.
-  GpuCaseResult Judge(const internal::Step& step, const Work& w) const {
+  // The device's observation, decoded on the host only when something is
+  // wrong.
+  sut::Observation Observe(const internal::Step& step, const Work& w) const {
+    const auto start = std::chrono::steady_clock::now();
     std::vector<int64_t> rows;
     std::vector<int> device_of;
     int64_t wrong = 0;
@@ -84,20 +99,27 @@ struct Runner::Impl {
       decoded.captured = std::move(*captured);
       decoded.values_checked = ValuesChecked(w.plan, rows);
     } else {
+      const auto read_start = std::chrono::steady_clock::now();
       std::vector<std::vector<int32_t>> data;
       std::vector<Readback> readback;
       for (size_t i = 0; i < w.ranks.size(); ++i) data.push_back(step.ReadCapturer(w, i));
       for (size_t i = 0; i < w.ranks.size(); ++i) readback.push_back({data[i].data(), rows[i]});
+      clocks.readback += Since(read_start);
+      const auto decode_start = std::chrono::steady_clock::now();
       decoded = Decode(*w.c, w.plan, w.host, w.seed, readback);
+      clocks.decode += Since(decode_start);
+      ++clocks.slow_cases;
       if (decoded.wrong_values != wrong) {
         throw GpuError("gpu: the device judge counted " + std::to_string(wrong) +
                        " wrong values, the host decode " +
                        std::to_string(decoded.wrong_values));
       }
     }
-    GpuCaseResult out = AssembleResult(*w.c, w.plan, w.host, std::move(decoded), device_of);
-    out.seed = w.seed;
-    out.mode = ModeName(w);
+    sut::Observation out = AssembleObservation(w.plan, w.host, std::move(decoded), device_of);
+    out.device->seed = w.seed;
+    out.device->mode = ModeName(w);
+    clocks.observe += Since(start);
+    ++clocks.cases;
     return out;
   }
 
@@ -106,35 +128,38 @@ struct Runner::Impl {
   }
 
   void RunRange(std::vector<Work>& works, size_t first, size_t last,
-                std::vector<GpuCaseResult>& out) {
+                std::vector<sut::Observation>& out) {
     std::vector<Work> batch(std::make_move_iterator(works.begin() + static_cast<long>(first)),
                             std::make_move_iterator(works.begin() + static_cast<long>(last)));
     internal::Step step(devices, pinned, collectives);
+    const auto start = std::chrono::steady_clock::now();
     step.Run(batch);
-    internal::ParallelFor(batch.size(), threads,
-                          [&](size_t i) { out[first + i] = Judge(step, batch[i]); });
+    clocks.step += Since(start);
+    ParallelFor(batch.size(), threads, [&](size_t i) { out[first + i] = Observe(step, batch[i]); });
   }
 
-  GpuCaseResult RunGraph(const Case& c) {
+  sut::Observation RunGraph(const Case& c) {
     std::vector<Work> one;
     one.push_back(internal::PrepareWork(c, options.sut, /*nccl=*/false,
                                         static_cast<int>(devices.size())));
     if (one[0].bytes[0] > options.memory_limit) throw TooLarge();
     internal::Step step(devices, pinned, collectives);
     return internal::RunGraphReplays(step, one, devices[0], options.graph_replays,
-                                     [&](const Work& w) { return Judge(step, w); });
+                                     [&](const Work& w) { return Observe(step, w); });
   }
 
-  std::vector<GpuCaseResult> RunBatch(std::span<const Case> cases) {
-    std::vector<GpuCaseResult> out(cases.size());
+  std::vector<sut::Observation> RunBatch(std::span<const Case> cases) {
+    std::vector<sut::Observation> out(cases.size());
     if (options.graph) {
       for (size_t i = 0; i < cases.size(); ++i) out[i] = RunGraph(cases[i]);
       return out;
     }
     std::vector<Work> works(cases.size());
-    internal::ParallelFor(cases.size(), threads, [&](size_t i) {
+    ParallelFor(cases.size(), threads, [&](size_t i) {
+      const auto start = std::chrono::steady_clock::now();
       works[i] = internal::PrepareWork(cases[i], options.sut, UseNccl(cases[i]),
                                        static_cast<int>(devices.size()));
+      clocks.prepare += Since(start);
     });
     // Greedy batches under the memory limit, in case order.
     std::vector<int64_t> used(devices.size(), 0);
@@ -179,16 +204,31 @@ Availability ProbeGpus() {
   return a;
 }
 
-Runner::Runner(GpuOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Runner::Runner(GpuOptions options)
+    : Producer(options.sut), impl_(std::make_unique<Impl>(std::move(options))) {}
 Runner::~Runner() = default;
 
-std::vector<GpuCaseResult> Runner::RunBatch(std::span<const Case> cases) {
+std::vector<sut::Observation> Runner::Observe(std::span<const Case> cases) {
   return impl_->RunBatch(cases);
 }
 
-GpuCaseResult Runner::Run(const Case& c) { return std::move(impl_->RunBatch({&c, 1})[0]); }
+std::string Runner::Label() const { return std::string(sut::SutName(options().version)); }
+std::string Runner::Id() const { return Label(); }
 
 int Runner::devices() const { return static_cast<int>(impl_->devices.size()); }
-const GpuOptions& Runner::options() const { return impl_->options; }
+const GpuOptions& Runner::gpu_options() const { return impl_->options; }
+
+RunnerTimings Runner::timings() const {
+  const Impl::Clocks& c = impl_->clocks;
+  RunnerTimings t;
+  t.prepare_s = static_cast<double>(c.prepare) * 1e-9;
+  t.step_s = static_cast<double>(c.step) * 1e-9;
+  t.observe_s = static_cast<double>(c.observe) * 1e-9;
+  t.readback_s = static_cast<double>(c.readback) * 1e-9;
+  t.decode_s = static_cast<double>(c.decode) * 1e-9;
+  t.cases = c.cases;
+  t.slow_cases = c.slow_cases;
+  return t;
+}
 
 }  // namespace r3::gpu

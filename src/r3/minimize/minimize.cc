@@ -129,7 +129,7 @@ class Minimizer {
     if (!ValidateCase(c).field.empty()) return false;
     ++tried_;
     try {
-      return Matches(UnexplainedInvariants(c, options_.sut));
+      return Matches(UnexplainedInvariants(c, *options_.producer));
     } catch (const std::exception&) {
       return false;  // a candidate the SUT cannot even run is not the same failure
     }
@@ -242,7 +242,7 @@ std::vector<Probe> Probes(const Case& c) {
 // Stops at the budget like the shrinking does (on a large case the probes
 // cost more than the shrinking): *complete is then false.
 std::vector<FieldReport> ReportFields(const Case& minimal, Minimizer& judge,
-                                      const sut::SutOptions& options, bool* complete) {
+                                      sut::Producer& producer, bool* complete) {
   std::vector<FieldReport> reports;
   *complete = true;
   for (const Probe& field : Probes(minimal)) {
@@ -256,7 +256,7 @@ std::vector<FieldReport> ReportFields(const Case& minimal, Minimizer& judge,
       if (!ValidateCase(alt.c).field.empty()) continue;
       std::vector<Invariant> got;
       try {
-        got = UnexplainedInvariants(alt.c, options);
+        got = UnexplainedInvariants(alt.c, producer);
       } catch (const std::exception&) {
         continue;
       }
@@ -291,8 +291,8 @@ bool FieldReport::free() const {
   return std::all_of(probes.begin(), probes.end(), [](const FieldProbe& p) { return p.same; });
 }
 
-std::vector<Invariant> UnexplainedInvariants(const Case& c, const sut::SutOptions& options) {
-  const check::CaseResult result = check::RunCase(c, options);
+std::vector<Invariant> UnexplainedInvariants(const Case& c, sut::Producer& producer) {
+  const check::CaseResult result = std::move(check::RunCases({&c, 1}, producer).at(0));
   std::vector<Invariant> out;
   for (size_t i = 0; i < result.verdict.violations.size(); ++i) {
     if (result.explained[i] == nullptr) out.push_back(result.verdict.violations[i].invariant);
@@ -306,10 +306,11 @@ MinimizeResult Minimize(const Case& c, const MinimizeOptions& options) {
   if (const FieldError e = ValidateCase(c); !e.field.empty()) {
     throw std::invalid_argument(e.field + ": " + e.message);
   }
+  if (options.producer == nullptr) throw std::invalid_argument("MinimizeOptions.producer: none");
   MinimizeResult result;
   result.original = c;
   result.minimal = c;
-  result.input_failure = UnexplainedInvariants(c, options.sut);
+  result.input_failure = UnexplainedInvariants(c, *options.producer);
   result.kept = result.input_failure;
   if (options.invariant) result.kept = {*options.invariant};
   Minimizer minimizer(options, result.input_failure);
@@ -320,7 +321,7 @@ MinimizeResult Minimize(const Case& c, const MinimizeOptions& options) {
   result.accepted = minimizer.accepted();
   result.budget_exhausted = minimizer.exhausted();
   if (options.report_fields) {
-    result.fields = ReportFields(result.minimal, minimizer, options.sut, &result.fields_complete);
+    result.fields = ReportFields(result.minimal, minimizer, *options.producer, &result.fields_complete);
   }
   return result;
 }
@@ -334,12 +335,12 @@ std::string InvariantList(const std::vector<Invariant>& invariants) {
   return out;
 }
 
-std::string MinimizedText(const MinimizeResult& result, const sut::SutOptions& options) {
+std::string MinimizedText(const MinimizeResult& result, const sut::Producer& producer) {
   std::ostringstream out;
   out << "# r3check minimize: " << (result.kept.size() == 1 ? "invariant " : "invariants ")
       << InvariantList(result.kept) << (result.kept.size() == 1 ? " fails" : " fail")
       << " and no known finding explains it\n";
-  out << "# under " << check::DescribeOptions(options) << ".\n";
+  out << "# under " << check::DescribeOptions(producer) << ".\n";
   out << "# Shrunk in " << result.accepted << " steps (" << result.tried
       << " candidates tried)" << (result.budget_exhausted ? "; budget exhausted, may shrink further" : "")
       << ".\n";
@@ -366,13 +367,14 @@ std::string MinimizedText(const MinimizeResult& result, const sut::SutOptions& o
   return out.str();
 }
 
-std::string DefaultRegressionName(const MinimizeResult& result, const sut::SutOptions& options) {
+std::string DefaultRegressionName(const MinimizeResult& result, const sut::Producer& producer) {
+  const sut::SutOptions& options = producer.options();
   std::string name;
   for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
     if (options.mutants.has(m.id)) name += (name.empty() ? "" : "+") + std::string(m.name);
   }
   if (name.empty()) {
-    name = options.external ? options.external->Id() : std::string(sut::SutName(options.version));
+    name = producer.Id();
   }
   name += "-" + std::string(sut::PolicyName(options.policy)) + "-inv";
   for (size_t i = 0; i < result.kept.size(); ++i) {

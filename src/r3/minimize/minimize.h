@@ -7,18 +7,21 @@
 #define R3_MINIMIZE_MINIMIZE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "r3/case/case.h"
 #include "r3/check/verdict.h"
-#include "r3/sut/sut.h"
+#include "r3/sut/producer.h"
 
 namespace r3::minimize {
 
 struct MinimizeOptions {
-  sut::SutOptions sut;
+  // Who observes each candidate: the host SUT by default, an engine, or the
+  // GPU path (a failure only the device shows shrinks on the device).
+  std::shared_ptr<sut::Producer> producer = sut::MakeHostProducer();
   // Wall-clock budget. Minimization normally ends long before it; when it
   // does not, the result says so (and may then depend on machine speed).
   int64_t budget_ms = 10000;
@@ -65,7 +68,7 @@ struct MinimizeResult {
 
 // Sorted, distinct invariants with a violation that no known finding
 // explains; empty when the case passes (or only fails in known ways).
-std::vector<check::Invariant> UnexplainedInvariants(const Case& c, const sut::SutOptions& options);
+std::vector<check::Invariant> UnexplainedInvariants(const Case& c, sut::Producer& producer);
 
 // Throws std::invalid_argument when `c` is not a valid case.
 MinimizeResult Minimize(const Case& c, const MinimizeOptions& options);
@@ -74,13 +77,13 @@ MinimizeResult Minimize(const Case& c, const MinimizeOptions& options);
 // say what fails, under which SUT, and which fields can vary without changing
 // the failure. The whole text parses as a case file. No dates or timings:
 // the same result gives the same bytes.
-std::string MinimizedText(const MinimizeResult& result, const sut::SutOptions& options);
+std::string MinimizedText(const MinimizeResult& result, const sut::Producer& producer);
 
 // "3 rows-exact, 4 concat-global"
 std::string InvariantList(const std::vector<check::Invariant>& invariants);
 
 // A file-name-safe default name: "<mutant or sut>-<policy>-inv3-4".
-std::string DefaultRegressionName(const MinimizeResult& result, const sut::SutOptions& options);
+std::string DefaultRegressionName(const MinimizeResult& result, const sut::Producer& producer);
 
 }  // namespace r3::minimize
 

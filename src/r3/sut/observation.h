@@ -1,7 +1,7 @@
 // What a system under test did with one case: per rank, the batch size its
 // capture received, the branch it took, and the rows it copied into the
-// capturer buffer. The host SUTs and the GPU path both produce this; the
-// check layer judges it.
+// capturer buffer. Every Producer (producer.h) gives this; the check layer
+// judges it.
 #ifndef R3_SUT_OBSERVATION_H_
 #define R3_SUT_OBSERVATION_H_
 
@@ -44,6 +44,32 @@ struct RankObservation {
   int64_t kernel_slice_rows = -1;
 };
 
+// The first value of a capturer buffer that differs from what the model says
+// it must hold (the fill of DP rank dp's rows at the capture layer, unwritten
+// everywhere else).
+struct Mismatch {
+  int64_t dp = 0;
+  int64_t tp = 0;
+  int64_t row = 0;
+  int64_t layer = 0;
+  int64_t k = 0;
+  int64_t got = 0;
+  int64_t expected = 0;
+};
+
+// What a device producer (the GPU path) checked on real data, beside what it
+// observed: the judge turns wrong values that the rows cannot show (another
+// layer, a cell outside the captured rows) into a rows-exact violation.
+struct DeviceCheck {
+  std::string mode;  // "emulated on 1 GPU" | "nccl on N GPUs" (+ ", graph")
+  uint64_t seed = 0;  // fill seed of the (last) step checked
+  int64_t layer = 0;  // the MoE layer whose capture is checked
+  int64_t steps = 0;  // steps checked (graph replays)
+  int64_t values_checked = 0;
+  int64_t wrong_values = 0;
+  std::optional<Mismatch> first_mismatch;
+};
+
 struct Observation {
   std::optional<std::vector<int64_t>> local_sizes;
   // The sizing policy: a built-in one's name, or the engine's own sizing
@@ -58,6 +84,7 @@ struct Observation {
   std::string snapshot_dtype;  // uint8 | uint16 | int32 (or a mutant's)
   int64_t snapshot_max_id = 0;
   std::vector<RankObservation> ranks;  // index d*T + t
+  std::optional<DeviceCheck> device;   // set by a device producer only
 };
 
 }  // namespace r3::sut

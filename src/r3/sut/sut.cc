@@ -255,10 +255,6 @@ std::string_view SutName(Version version) {
   return "?";
 }
 
-std::string SutLabel(const SutOptions& options) {
-  return options.external ? options.external->Label() : std::string(SutName(options.version));
-}
-
 std::string_view BranchName(Branch branch) {
   switch (branch) {
     case Branch::kNoDp: return "no-dp";
@@ -272,7 +268,8 @@ std::string_view BranchName(Branch branch) {
   return "error";
 }
 
-Observation ObserveDispatch(const Case& c, const SutOptions& options, const DispatchPlan& plan) {
+Observation ObserveDispatch(const Case& c, const SutOptions& options, const DispatchPlan& plan,
+                            Capturer capturer) {
   const Config& cfg = c.config;
   Observation obs;
   obs.local_sizes = plan.local_sizes;
@@ -280,7 +277,8 @@ Observation ObserveDispatch(const Case& c, const SutOptions& options, const Disp
   obs.replay_rows = ReplayBufferRows(cfg, options.policy, options.mutants);
   // The capturer's device buffer: (M, num_layers, top_k). An engine SUT's
   // capturer allocates its own, so the mutant applies to the built-in SUT only.
-  obs.capturer_rows = options.mutants.has(Mutant::kCapturerRowsPerShard) && !options.external
+  obs.capturer_rows = options.mutants.has(Mutant::kCapturerRowsPerShard) &&
+                                  capturer == Capturer::kBuiltIn
                           ? CeilDiv(cfg.max_num_batched_tokens, cfg.tp)
                           : cfg.max_num_batched_tokens;
   obs.replay_dtype = "int16";
@@ -304,7 +302,6 @@ Observation ObserveDispatch(const Case& c, const SutOptions& options, const Disp
 }
 
 Observation RunSut(const Case& c, const SutOptions& options) {
-  if (options.external) return options.external->Run({&c, 1}, options).at(0);
   return Step(c, options).Run();
 }
 

@@ -4,7 +4,6 @@
 #ifndef R3_SUT_SUT_H_
 #define R3_SUT_SUT_H_
 
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -12,7 +11,6 @@
 
 #include "r3/case/case.h"
 #include "r3/sut/dispatch_plan.h"
-#include "r3/sut/external_sut.h"
 #include "r3/sut/mutants.h"
 #include "r3/sut/observation.h"
 #include "r3/sut/replay_sizing.h"
@@ -34,13 +32,12 @@ std::span<const SutInfo> SutCatalogue();
 std::optional<Version> FindSut(std::string_view name);
 std::string_view SutName(Version version);
 
+// A plain value: which built-in SUT, sizing policy and mutants. Who
+// produces the observations is a Producer (producer.h).
 struct SutOptions {
   Version version = Version::kPost50874;
   Policy policy = Policy::kPr50874;
   MutantSet mutants;
-  // When set, the capture is the external engine's (`version` is then
-  // unused); dispatch, sizing and the mutants of both stay r3check's.
-  std::shared_ptr<ExternalSut> external;
 };
 
 // Switches on the mutants of a comma-separated list of names (empty items
@@ -48,16 +45,19 @@ struct SutOptions {
 // first unknown name (nothing is set then), or nullopt.
 std::optional<std::string> SetMutantsByName(SutOptions& options, std::string_view names);
 
-// "vllm-post-50874", or the external SUT's label.
-std::string SutLabel(const SutOptions& options);
-
-// Runs one step of dispatch, kernel buffer check and capture for every rank.
+// Runs one step of dispatch, kernel buffer check and capture for every rank,
+// with the built-in SUT. A pure function of its arguments.
 Observation RunSut(const Case& c, const SutOptions& options);
+
+// Who allocates the capturer buffer: the built-in SUT, or an engine's own
+// capturer (which the capturer-rows-per-shard mutant cannot reach).
+enum class Capturer { kBuiltIn, kEngine };
 
 // Everything of a step's observation that comes before capture: local_sizes,
 // the replay buffer and its check per rank, n per rank, dtypes. RunSut and
-// the external SUTs fill in the capture on top of it.
-Observation ObserveDispatch(const Case& c, const SutOptions& options, const DispatchPlan& plan);
+// the engine SUTs fill in the capture on top of it.
+Observation ObserveDispatch(const Case& c, const SutOptions& options, const DispatchPlan& plan,
+                            Capturer capturer = Capturer::kBuiltIn);
 
 }  // namespace r3::sut
 

@@ -1,8 +1,9 @@
 // body(i) for i in [0, n) on up to `threads` threads; each index is written
 // by exactly one thread, so results stay in order and deterministic. The
-// first exception (lowest index) is rethrown after all threads stop.
-#ifndef R3_GPU_INTERNAL_PARALLEL_FOR_H_
-#define R3_GPU_INTERNAL_PARALLEL_FOR_H_
+// first exception (lowest index) is rethrown after all threads stop. Used
+// where per-case work is pure: the judge of a batch, the GPU path's host side.
+#ifndef R3_CASE_PARALLEL_FOR_H_
+#define R3_CASE_PARALLEL_FOR_H_
 
 #include <algorithm>
 #include <cstddef>
@@ -10,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace r3::gpu::internal {
+namespace r3 {
 
 template <typename Body>
 void ParallelFor(size_t n, unsigned threads, const Body& body) {
@@ -42,6 +43,6 @@ void ParallelFor(size_t n, unsigned threads, const Body& body) {
   }
 }
 
-}  // namespace r3::gpu::internal
+}  // namespace r3
 
-#endif  // R3_GPU_INTERNAL_PARALLEL_FOR_H_
+#endif  // R3_CASE_PARALLEL_FOR_H_
