@@ -70,10 +70,11 @@ using sut::Mismatch;
 // phases on host threads are summed over the threads). For the benchmark.
 struct RunnerTimings {
   double prepare_s = 0;   // host SUT, plan, placement (threads)
+  double tables_s = 0;    // of the step: buffers placed, task tables built and sent
   double step_s = 0;      // tables, upload, the phases on the GPUs, counters back
   double observe_s = 0;   // observations assembled (threads), the slow path included
-  double readback_s = 0;  // of which: capturer buffers copied back (slow path)
-  double decode_s = 0;    // of which: host decode of those buffers (slow path)
+  double readback_s = 0;  // of which: capturer buffers copied back (slow path, wall)
+  double decode_s = 0;    // of which: host decode of those buffers (slow path, threads)
   int64_t cases = 0;
   int64_t slow_cases = 0;  // cases read back and decoded on the host
 };
