@@ -105,24 +105,27 @@ TEST(PlanTest, CaptureLayerComesFromTheSeed) {
 }
 
 // The GPU-only mutants live in the kernels and collectives: the plan is how
-// they get there, each one alone.
+// they get there, each one alone, as its catalogue row's bit.
 TEST(PlanTest, GpuOnlyMutantsReachTheKernels) {
   const Case c = SpecEager();
   const Plan none = PlanFor(c);
-  EXPECT_FALSE(none.layer_stride_bug || none.vec_groups_bug || none.tail_rows_bug ||
-               none.skipped_collective);
+  EXPECT_EQ(none.capture_bugs, sut::kNoCaptureBug);
+  EXPECT_EQ(none.gather_bugs, sut::kNoGatherBug);
   const Plan stride = PlanFor(c, sut::MutantSet(sut::Mutant::kGpuLayerStride));
-  EXPECT_TRUE(stride.layer_stride_bug);
-  EXPECT_FALSE(stride.vec_groups_bug || stride.tail_rows_bug || stride.skipped_collective);
+  EXPECT_EQ(stride.capture_bugs, sut::kLayerStrideBug);
+  EXPECT_EQ(stride.gather_bugs, sut::kNoGatherBug);
   const Plan vec = PlanFor(c, sut::MutantSet(sut::Mutant::kGpuVecGroups));
-  EXPECT_TRUE(vec.vec_groups_bug);
-  EXPECT_FALSE(vec.layer_stride_bug || vec.tail_rows_bug || vec.skipped_collective);
+  EXPECT_EQ(vec.capture_bugs, sut::kVecGroupsBug);
+  EXPECT_EQ(vec.gather_bugs, sut::kNoGatherBug);
   const Plan tail = PlanFor(c, sut::MutantSet(sut::Mutant::kGpuTailRows));
-  EXPECT_TRUE(tail.tail_rows_bug);
-  EXPECT_FALSE(tail.layer_stride_bug || tail.vec_groups_bug || tail.skipped_collective);
+  EXPECT_EQ(tail.capture_bugs, sut::kTailRowsBug);
+  EXPECT_EQ(tail.gather_bugs, sut::kNoGatherBug);
+  const Plan reversed = PlanFor(c, sut::MutantSet(sut::Mutant::kGpuGatherReversed));
+  EXPECT_EQ(reversed.capture_bugs, sut::kNoCaptureBug);
+  EXPECT_EQ(reversed.gather_bugs, sut::kReversedMembersBug);
   const Plan skipped = PlanFor(c, sut::MutantSet(sut::Mutant::kGpuSkippedCollective));
-  EXPECT_TRUE(skipped.skipped_collective);
-  EXPECT_FALSE(skipped.layer_stride_bug || skipped.vec_groups_bug || skipped.tail_rows_bug);
+  EXPECT_EQ(skipped.capture_bugs, sut::kNoCaptureBug);
+  EXPECT_EQ(skipped.gather_bugs, sut::kLastMemberSkipsBug);
 }
 
 // The kernel runs when n fits the replay buffer, vLLM's `rows < n` check.

@@ -19,6 +19,12 @@ int64_t TpElementBytes(const RankPlan& r) { return r.replay_ok ? 2 : 4; }
 
 int64_t Align(int64_t bytes) { return CeilDiv(bytes, kAlign) * kAlign; }
 
+// The gpu-skipped-collective mutant: a group's last member skips the
+// all-gather (a group of one has no peer to leave waiting).
+bool LastMemberSkips(const Plan& p, const GatherPlan& g) {
+  return (p.gather_bugs & sut::kLastMemberSkipsBug) != 0 && g.members.size() >= 2;
+}
+
 }  // namespace
 
 struct Step::Tables {
@@ -89,10 +95,6 @@ void Step::BuildTables(std::vector<Work>& works) {
         t.seeds.push_back(w.seed);
       }
     }
-    int32_t bugs = kNoCaptureBug;
-    if (p.layer_stride_bug) bugs |= kLayerStrideBug;
-    if (p.vec_groups_bug) bugs |= kVecGroupsBug;
-    if (p.tail_rows_bug) bugs |= kTailRowsBug;
     for (size_t i = 0; i < w.ranks.size(); ++i) {
       const RankPlan& r = p.ranks[i];
       RankBuffers& b = w.ranks[i];
@@ -117,7 +119,7 @@ void Step::BuildTables(std::vector<Work>& works) {
                                        : reinterpret_cast<const char*>(b.routed);
         const int32_t bytes = narrow ? 2 : 4;
         t.capture.push_back({src + r.capture_start * k * bytes, b.capturer, rows, k, p.num_layers,
-                             p.layer, bytes, bugs});
+                             p.layer, bytes, p.capture_bugs});
         t.Note(kCapture, rows * k);
       }
       b.counter = t.counters++;
@@ -132,7 +134,7 @@ void Step::BuildTables(std::vector<Work>& works) {
     for (int phase = 0; phase < 2; ++phase) {
       const bool tp = phase == 1;
       for (const GatherPlan& g : tp ? p.tp_gathers : p.gathers) {
-        if (p.skipped_collective && g.members.size() >= 2) {
+        if (LastMemberSkips(p, g)) {
           throw GpuError("gpu: rank " + std::to_string(g.members.back()) +
                          " skips the all-gather its group runs; on separate GPUs this hangs "
                          "(gpu-skipped-collective)");
@@ -277,9 +279,8 @@ void Step::EnqueuePhases() {
         }
         io.row_bytes =
             k * (tp ? TpElementBytes(w.plan.ranks[static_cast<size_t>(g.members[0])]) : 4);
-        const int skipped = w.plan.skipped_collective && g.members.size() >= 2
-                                ? static_cast<int>(g.members.size()) - 1
-                                : -1;
+        const int skipped =
+            LastMemberSkips(w.plan, g) ? static_cast<int>(g.members.size()) - 1 : -1;
         collectives_.Gather(g, io, streams, skipped);
       }
     }

@@ -41,22 +41,40 @@ constexpr std::array<MutantInfo, static_cast<size_t>(Mutant::kCount)> kCore = {{
      "the capturer buffer holds cdiv(M, T) rows (one TP shard's count) instead of M; a rank "
      "with L > cdiv(M, T) rows overflows it (built-in SUT only: an engine allocates its own)",
      false, false, true},
-    {Mutant::kGpuLayerStride, "gpu-layer-stride",
-     "GPU capture copy uses top_k instead of num_layers*top_k as the row stride", false, true},
-    {Mutant::kGpuGatherReversed, "gpu-gather-reversed",
-     "GPU all-gather places group members in reverse rank order", false, true},
+    {.id = Mutant::kGpuLayerStride,
+     .name = "gpu-layer-stride",
+     .description = "GPU capture copy uses top_k instead of num_layers*top_k as the row stride",
+     .equivalent = false,
+     .gpu_only = true,
+     .capture_bug = kLayerStrideBug},
+    {.id = Mutant::kGpuGatherReversed,
+     .name = "gpu-gather-reversed",
+     .description = "GPU all-gather places group members in reverse rank order",
+     .equivalent = false,
+     .gpu_only = true,
+     .gather_bug = kReversedMembersBug},
     // Real-model shapes: invisible at top_k 4 and at row counts that are
     // multiples of 4, the shapes small generators draw.
-    {Mutant::kGpuVecGroups, "gpu-vec-groups",
-     "the vectorised GPU capture copies one 4-wide group per row instead of top_k/4 (right only "
-     "for top_k 4)",
-     false, true},
-    {Mutant::kGpuTailRows, "gpu-tail-rows",
-     "the GPU capture copies rows in tiles of 4 and drops the last partial tile", false, true},
-    {Mutant::kGpuSkippedCollective, "gpu-skipped-collective",
-     "the last member of each GPU all-gather group skips the collective (on separate GPUs its "
-     "peers wait forever)",
-     false, true},
+    {.id = Mutant::kGpuVecGroups,
+     .name = "gpu-vec-groups",
+     .description = "the vectorised GPU capture copies one 4-wide group per row instead of "
+                    "top_k/4 (right only for top_k 4)",
+     .equivalent = false,
+     .gpu_only = true,
+     .capture_bug = kVecGroupsBug},
+    {.id = Mutant::kGpuTailRows,
+     .name = "gpu-tail-rows",
+     .description = "the GPU capture copies rows in tiles of 4 and drops the last partial tile",
+     .equivalent = false,
+     .gpu_only = true,
+     .capture_bug = kTailRowsBug},
+    {.id = Mutant::kGpuSkippedCollective,
+     .name = "gpu-skipped-collective",
+     .description = "the last member of each GPU all-gather group skips the collective (on "
+                    "separate GPUs its peers wait forever)",
+     .equivalent = false,
+     .gpu_only = true,
+     .gather_bug = kLastMemberSkipsBug},
 }};
 
 // kCore's host mutants, the dispatch plan's rows (ids after kCount), then

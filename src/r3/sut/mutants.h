@@ -11,6 +11,8 @@
 #include <span>
 #include <string_view>
 
+#include "r3/sut/gpu_bugs.h"
+
 namespace r3::sut {
 
 // Mutants of the dispatch plan are not listed here: each is one row of
@@ -53,6 +55,10 @@ struct MutantInfo {
   // sizing code is judged on the buffer that code allocated, so it cannot
   // honour it.
   bool sizing = false;
+  // A GPU-only mutant's effect, the bit its mistake sets in the capture
+  // kernel or in the all-gathers (gpu_bugs.h).
+  CaptureBug capture_bug = kNoCaptureBug;
+  GatherBug gather_bug = kNoGatherBug;
 };
 
 std::span<const MutantInfo> MutantCatalogue();
