@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "r3/case/checked_math.h"
 #include "r3/gpu/decode.h"
@@ -13,7 +14,128 @@
 namespace r3::gpu::internal {
 namespace {
 
-enum Table { kFill, kSet, kDispatchSegments, kReplay, kTpSegments, kCapture, kJudge, kTables };
+// The step's phases in launch order, one task table each on every GPU;
+// kPhases below says what each one runs.
+enum Phase : int {
+  kFill,            // each rank's rows, SP padding poisoned
+  kSet,             // each capturer's checked cells unwritten
+  kDispatchGather,  // the dispatch all-gather
+  kReplay,          // the stand-in MoE kernel's replay buffer
+  kTpGather,        // sp-tp-gather's all-gather over the TP group
+  kCapture,         // each rank's capture() into its capturer
+  kJudge,           // each capturer's wrong values counted
+  kPhaseCount,
+};
+
+// Which all-gather a phase is: its table holds the emulated cases' copies
+// (on GPU 0), and the NCCL cases' groups run after it.
+enum class AllGather : uint8_t { kNone, kDispatch, kTp };
+
+// What a phase's launch reads on one GPU: its table in the blob and the
+// blob's seeds and counters.
+struct PhaseArgs {
+  const char* table = nullptr;
+  int64_t count = 0;
+  int64_t max_work = 0;
+  const uint64_t* seeds = nullptr;
+  unsigned long long* counters = nullptr;
+  cudaStream_t stream = nullptr;
+
+  template <typename Task>
+  const Task* Tasks() const {
+    return reinterpret_cast<const Task*>(table);
+  }
+};
+
+// A task type's tag: a phase names its tasks' type by the tag's address,
+// which Tables::Add checks at compile time.
+template <typename Task>
+constexpr char kTaskType = 0;
+
+// One phase: its table, its tasks' type and its launch.
+struct PhaseSpec {
+  Phase table;
+  const char* task;  // &kTaskType<T>
+  AllGather all_gather = AllGather::kNone;
+  void (*launch)(const PhaseArgs& at);
+};
+
+void LaunchSegments(const PhaseArgs& at) {
+  LaunchCopySegments(at.Tasks<CopySegment>(), at.count, at.max_work, at.stream);
+}
+
+// The phase list: the launch order, and the order of the tables in a GPU's
+// blob.
+constexpr PhaseSpec kPhases[kPhaseCount] = {
+    {.table = kFill,
+     .task = &kTaskType<FillTask>,
+     .launch = [](const PhaseArgs& at) {
+       LaunchFills(at.Tasks<FillTask>(), at.count, at.max_work, at.seeds, at.stream);
+     }},
+    {.table = kSet,
+     .task = &kTaskType<SetTask>,
+     .launch = [](const PhaseArgs& at) {
+       LaunchSets(at.Tasks<SetTask>(), at.count, at.max_work, at.stream);
+     }},
+    {.table = kDispatchGather,
+     .task = &kTaskType<CopySegment>,
+     .all_gather = AllGather::kDispatch,
+     .launch = LaunchSegments},
+    {.table = kReplay,
+     .task = &kTaskType<ReplayTask>,
+     .launch = [](const PhaseArgs& at) {
+       LaunchReplayWrites(at.Tasks<ReplayTask>(), at.count, at.max_work, at.stream);
+     }},
+    {.table = kTpGather,
+     .task = &kTaskType<CopySegment>,
+     .all_gather = AllGather::kTp,
+     .launch = LaunchSegments},
+    {.table = kCapture,
+     .task = &kTaskType<CaptureTask>,
+     .launch = [](const PhaseArgs& at) {
+       LaunchCaptures(at.Tasks<CaptureTask>(), at.count, at.max_work, at.stream);
+     }},
+    {.table = kJudge,
+     .task = &kTaskType<JudgeTask>,
+     .launch = [](const PhaseArgs& at) {
+       LaunchJudges(at.Tasks<JudgeTask>(), at.count, at.max_work, at.seeds, at.counters,
+                    at.stream);
+     }},
+};
+
+constexpr bool InPhaseOrder() {
+  for (int i = 0; i < kPhaseCount; ++i) {
+    if (kPhases[i].table != i) return false;
+  }
+  return true;
+}
+static_assert(InPhaseOrder(), "kPhases lists the phases in Phase order");
+
+// One phase's tasks on one GPU, as the bytes the blob holds.
+struct TaskTable {
+  std::vector<char> bytes;
+  int64_t count = 0;
+  int64_t max_work = 0;  // the largest task's element count (it sizes the grid)
+};
+
+// One GPU's share of a batch: its cases' seeds, its counters and a task
+// table per phase.
+struct Tables {
+  std::vector<uint64_t> seeds;
+  int64_t counters = 0;
+  TaskTable phase[kPhaseCount];
+
+  template <Phase P, typename Task>
+  void Add(const Task& task, int64_t work) {
+    static_assert(kPhases[P].task == &kTaskType<Task>, "a task of another phase's type");
+    static_assert(std::is_trivially_copyable_v<Task>);
+    TaskTable& t = phase[P];
+    const char* first = reinterpret_cast<const char*>(&task);
+    t.bytes.insert(t.bytes.end(), first, first + sizeof(Task));
+    ++t.count;
+    t.max_work = std::max(t.max_work, work);
+  }
+};
 
 int64_t TpElementBytes(const RankPlan& r) { return r.replay_ok ? 2 : 4; }
 
@@ -25,21 +147,50 @@ bool LastMemberSkips(const Plan& p, const GatherPlan& g) {
   return (p.gather_bugs & sut::kLastMemberSkipsBug) != 0 && g.members.size() >= 2;
 }
 
+// Emulated collectives: member j's rows land in every member's output at
+// offsets[j], as device-to-device copies on GPU 0.
+template <Phase P>
+void AddEmulatedGathers(const Work& w, Tables& gpu0) {
+  constexpr bool tp = P == kTpGather;
+  const Plan& p = w.plan;
+  const int64_t k = p.top_k;
+  for (const GatherPlan& g : tp ? p.tp_gathers : p.gathers) {
+    if (LastMemberSkips(p, g)) {
+      throw GpuError("gpu: rank " + std::to_string(g.members.back()) +
+                     " skips the all-gather its group runs; on separate GPUs this hangs "
+                     "(gpu-skipped-collective)");
+    }
+    for (size_t i = 0; i < g.members.size(); ++i) {
+      const RankBuffers& dst = w.ranks[static_cast<size_t>(g.members[i])];
+      for (size_t j = 0; j < g.members.size(); ++j) {
+        const RankBuffers& src = w.ranks[static_cast<size_t>(g.members[j])];
+        const RankPlan& rj = p.ranks[static_cast<size_t>(g.members[j])];
+        const int64_t elem = tp ? TpElementBytes(rj) : 4;
+        const char* from = tp ? (rj.replay_ok ? reinterpret_cast<const char*>(src.replay)
+                                              : reinterpret_cast<const char*>(src.routed))
+                              : reinterpret_cast<const char*>(src.local);
+        char* to = tp ? dst.tp_gathered : reinterpret_cast<char*>(dst.routed);
+        CopySegment seg;
+        seg.src = reinterpret_cast<const uint16_t*>(from);
+        seg.dst = reinterpret_cast<uint16_t*>(to + g.offsets[j] * k * elem);
+        seg.units = g.sizes[j] * k * elem / 2;
+        gpu0.Add<P>(seg, seg.units);
+      }
+    }
+  }
+}
+
+PhaseArgs ArgsOf(const BlobLayout& l, int phase, cudaStream_t stream) {
+  const BlobLayout::Table& t = l.tables[static_cast<size_t>(phase)];
+  return {.table = l.device_base + t.offset,
+          .count = t.count,
+          .max_work = t.max_work,
+          .seeds = reinterpret_cast<const uint64_t*>(l.device_base),
+          .counters = reinterpret_cast<unsigned long long*>(l.device_base + l.seeds * 8),
+          .stream = stream};
+}
+
 }  // namespace
-
-struct Step::Tables {
-  std::vector<uint64_t> seeds;
-  int64_t counters = 0;
-  std::vector<FillTask> fill;
-  std::vector<SetTask> set;
-  std::vector<CopySegment> segments[2];
-  std::vector<ReplayTask> replay;
-  std::vector<CaptureTask> capture;
-  std::vector<JudgeTask> judge;
-  int64_t max_work[kTables] = {};
-
-  void Note(Table t, int64_t work) { max_work[t] = std::max(max_work[t], work); }
-};
 
 Work PrepareWork(const Case& c, const sut::SutOptions& sut_options, bool nccl, int devices) {
   Work w;
@@ -100,17 +251,13 @@ void Step::BuildTables(std::vector<Work>& works) {
       RankBuffers& b = w.ranks[i];
       Tables& t = tables[static_cast<size_t>(b.device)];
       const int64_t seed = w.seed_index[static_cast<size_t>(b.device)];
-      t.fill.push_back({b.full, r.full_rows, r.real_rows, k, r.dp, p.id_space, seed});
-      t.Note(kFill, r.full_rows * k);
+      t.Add<kFill>(FillTask{b.full, r.full_rows, r.real_rows, k, r.dp, p.id_space, seed},
+                   r.full_rows * k);
       const int64_t checked = b.readback_rows * p.num_layers * k;
-      t.set.push_back({b.capturer, checked});
-      t.Note(kSet, checked);
+      t.Add<kSet>(SetTask{b.capturer, checked}, checked);
       // vLLM's host-side check: never hand the kernel more rows than the
       // buffer holds.
-      if (r.replay_ok) {
-        t.replay.push_back({b.routed, b.replay, r.n * k});
-        t.Note(kReplay, r.n * k);
-      }
+      if (r.replay_ok) t.Add<kReplay>(ReplayTask{b.routed, b.replay, r.n * k}, r.n * k);
       if (r.capture) {
         const int64_t rows = r.capture_end - r.capture_start;
         const bool narrow = r.replay_ok;
@@ -118,78 +265,35 @@ void Step::BuildTables(std::vector<Work>& works) {
                           : narrow     ? reinterpret_cast<const char*>(b.replay)
                                        : reinterpret_cast<const char*>(b.routed);
         const int32_t bytes = narrow ? 2 : 4;
-        t.capture.push_back({src + r.capture_start * k * bytes, b.capturer, rows, k, p.num_layers,
-                             p.layer, bytes, p.capture_bugs});
-        t.Note(kCapture, rows * k);
+        t.Add<kCapture>(CaptureTask{src + r.capture_start * k * bytes, b.capturer, rows, k,
+                                    p.num_layers, p.layer, bytes, p.capture_bugs},
+                        rows * k);
       }
       b.counter = t.counters++;
-      t.judge.push_back({b.capturer, b.readback_rows, p.num_layers, k, p.layer,
-                         w.c->step.padded[static_cast<size_t>(r.dp)], r.dp, p.id_space, seed,
-                         b.counter});
-      t.Note(kJudge, checked);
+      t.Add<kJudge>(JudgeTask{b.capturer, b.readback_rows, p.num_layers, k, p.layer,
+                              w.c->step.padded[static_cast<size_t>(r.dp)], r.dp, p.id_space,
+                              seed, b.counter},
+                    checked);
     }
     if (w.nccl) continue;
-    // Emulated collectives: member j's rows land in every member's output
-    // at offsets[j], as device-to-device copies on GPU 0.
-    for (int phase = 0; phase < 2; ++phase) {
-      const bool tp = phase == 1;
-      for (const GatherPlan& g : tp ? p.tp_gathers : p.gathers) {
-        if (LastMemberSkips(p, g)) {
-          throw GpuError("gpu: rank " + std::to_string(g.members.back()) +
-                         " skips the all-gather its group runs; on separate GPUs this hangs "
-                         "(gpu-skipped-collective)");
-        }
-        for (size_t i = 0; i < g.members.size(); ++i) {
-          const RankBuffers& dst = w.ranks[static_cast<size_t>(g.members[i])];
-          for (size_t j = 0; j < g.members.size(); ++j) {
-            const RankBuffers& src = w.ranks[static_cast<size_t>(g.members[j])];
-            const RankPlan& rj = p.ranks[static_cast<size_t>(g.members[j])];
-            const int64_t elem = tp ? TpElementBytes(rj) : 4;
-            const char* from = tp ? (rj.replay_ok ? reinterpret_cast<const char*>(src.replay)
-                                                  : reinterpret_cast<const char*>(src.routed))
-                                  : reinterpret_cast<const char*>(src.local);
-            char* to = tp ? dst.tp_gathered : reinterpret_cast<char*>(dst.routed);
-            CopySegment seg;
-            seg.src = reinterpret_cast<const uint16_t*>(from);
-            seg.dst = reinterpret_cast<uint16_t*>(to + g.offsets[j] * k * elem);
-            seg.units = g.sizes[j] * k * elem / 2;
-            tables[0].segments[phase].push_back(seg);
-            tables[0].Note(tp ? kTpSegments : kDispatchSegments, seg.units);
-          }
-        }
-      }
-    }
+    AddEmulatedGathers<kDispatchGather>(w, tables[0]);
+    AddEmulatedGathers<kTpGather>(w, tables[0]);
   }
 
-  // One blob per GPU: [seeds | counters] [fill] [set] [segments] [replay]
-  // [segments] [capture] [judge], uploaded with one copy.
+  // One blob per GPU: [seeds | counters], then the phases' tables in phase
+  // order, uploaded with one copy.
   layout_.assign(devices_.size(), {});
   int64_t pinned_total = 0;
   for (size_t d = 0; d < devices_.size(); ++d) {
     const Tables& t = tables[d];
-    Layout& l = layout_[d];
+    BlobLayout& l = layout_[d];
     l.seeds = static_cast<int64_t>(t.seeds.size());
     l.counters = t.counters;
     l.header_bytes = (l.seeds + l.counters) * 8;
-    const int64_t sizes[kTables] = {
-        static_cast<int64_t>(t.fill.size() * sizeof(FillTask)),
-        static_cast<int64_t>(t.set.size() * sizeof(SetTask)),
-        static_cast<int64_t>(t.segments[0].size() * sizeof(CopySegment)),
-        static_cast<int64_t>(t.replay.size() * sizeof(ReplayTask)),
-        static_cast<int64_t>(t.segments[1].size() * sizeof(CopySegment)),
-        static_cast<int64_t>(t.capture.size() * sizeof(CaptureTask)),
-        static_cast<int64_t>(t.judge.size() * sizeof(JudgeTask))};
-    const int64_t counts[kTables] = {
-        static_cast<int64_t>(t.fill.size()),       static_cast<int64_t>(t.set.size()),
-        static_cast<int64_t>(t.segments[0].size()), static_cast<int64_t>(t.replay.size()),
-        static_cast<int64_t>(t.segments[1].size()), static_cast<int64_t>(t.capture.size()),
-        static_cast<int64_t>(t.judge.size())};
     int64_t offset = Align(l.header_bytes);
-    for (int i = 0; i < kTables; ++i) {
-      l.offset[i] = offset;
-      l.count[i] = counts[i];
-      l.max_work[i] = t.max_work[i];
-      offset += Align(sizes[i]);
+    for (const TaskTable& table : t.phase) {
+      l.tables.push_back({.offset = offset, .count = table.count, .max_work = table.max_work});
+      offset += Align(static_cast<int64_t>(table.bytes.size()));
     }
     l.total_bytes = offset;
     l.pinned_offset = pinned_total;
@@ -198,21 +302,15 @@ void Step::BuildTables(std::vector<Work>& works) {
   pinned_base_ = pinned_.Get(std::max<int64_t>(pinned_total, 1));
   for (size_t d = 0; d < devices_.size(); ++d) {
     const Tables& t = tables[d];
-    Layout& l = layout_[d];
+    BlobLayout& l = layout_[d];
     l.device_base = devices_[d].Tables(std::max<int64_t>(l.total_bytes, 1));
     char* blob = pinned_base_ + l.pinned_offset;
     std::memcpy(blob, t.seeds.data(), t.seeds.size() * 8);
     std::memset(blob + l.seeds * 8, 0, static_cast<size_t>(l.counters * 8));
-    auto put = [&](Table i, const auto& v) {
-      std::memcpy(blob + l.offset[i], v.data(), v.size() * sizeof(v[0]));
-    };
-    put(kFill, t.fill);
-    put(kSet, t.set);
-    put(kDispatchSegments, t.segments[0]);
-    put(kReplay, t.replay);
-    put(kTpSegments, t.segments[1]);
-    put(kCapture, t.capture);
-    put(kJudge, t.judge);
+    for (int i = 0; i < kPhaseCount; ++i) {
+      const std::vector<char>& bytes = t.phase[i].bytes;
+      if (!bytes.empty()) std::memcpy(blob + l.tables[i].offset, bytes.data(), bytes.size());
+    }
   }
 }
 
@@ -227,7 +325,7 @@ void Step::Load(std::vector<Work>& works) {
   for (Work& w : works) AllocateWork(w, bumps);
   BuildTables(works);
   for (size_t d = 0; d < devices_.size(); ++d) {
-    const Layout& l = layout_[d];
+    const BlobLayout& l = layout_[d];
     R3_CUDA(cudaSetDevice(devices_[d].device()));
     R3_CUDA(cudaMemcpyAsync(l.device_base, pinned_base_ + l.pinned_offset,
                             static_cast<size_t>(l.total_bytes), cudaMemcpyHostToDevice,
@@ -237,7 +335,7 @@ void Step::Load(std::vector<Work>& works) {
 
 void Step::UploadHeader() {
   for (size_t d = 0; d < devices_.size(); ++d) {
-    const Layout& l = layout_[d];
+    const BlobLayout& l = layout_[d];
     if (l.header_bytes == 0) continue;
     char* blob = pinned_base_ + l.pinned_offset;
     std::memset(blob + l.seeds * 8, 0, static_cast<size_t>(l.counters * 8));
@@ -248,67 +346,58 @@ void Step::UploadHeader() {
 }
 
 void Step::EnqueuePhases() {
-  std::vector<cudaStream_t> streams;
-  for (const DeviceArena& a : devices_) streams.push_back(a.stream());
-  auto table = [&](size_t d, Table t) { return layout_[d].device_base + layout_[d].offset[t]; };
-  auto seeds = [&](size_t d) { return reinterpret_cast<const uint64_t*>(layout_[d].device_base); };
-  auto each_device = [&](auto&& launch) {
+  // A run of per-GPU phases goes out GPU by GPU, each GPU's launches in
+  // phase order; an all-gather goes out on its own.
+  for (int first = 0; first < kPhaseCount;) {
+    if (kPhases[first].all_gather != AllGather::kNone) {
+      EnqueueGather(first++);
+      continue;
+    }
+    int end = first + 1;
+    while (end < kPhaseCount && kPhases[end].all_gather == AllGather::kNone) ++end;
     for (size_t d = 0; d < devices_.size(); ++d) {
       R3_CUDA(cudaSetDevice(devices_[d].device()));
-      launch(d, layout_[d], streams[d]);
-    }
-  };
-  auto gathers = [&](bool tp) {
-    R3_CUDA(cudaSetDevice(devices_[0].device()));
-    const Table t = tp ? kTpSegments : kDispatchSegments;
-    LaunchCopySegments(reinterpret_cast<const CopySegment*>(table(0, t)), layout_[0].count[t],
-                       layout_[0].max_work[t], streams[0]);
-    for (const Work& w : *works_) {
-      if (!w.nccl) continue;
-      const int64_t k = w.plan.top_k;
-      for (const GatherPlan& g : tp ? w.plan.tp_gathers : w.plan.gathers) {
-        GatherIo io;
-        for (int m : g.members) {
-          const RankBuffers& b = w.ranks[static_cast<size_t>(m)];
-          const RankPlan& r = w.plan.ranks[static_cast<size_t>(m)];
-          io.device.push_back(b.device);
-          io.input.push_back(!tp           ? reinterpret_cast<const char*>(b.local)
-                             : r.replay_ok ? reinterpret_cast<const char*>(b.replay)
-                                           : reinterpret_cast<const char*>(b.routed));
-          io.output.push_back(tp ? b.tp_gathered : reinterpret_cast<char*>(b.routed));
-        }
-        io.row_bytes =
-            k * (tp ? TpElementBytes(w.plan.ranks[static_cast<size_t>(g.members[0])]) : 4);
-        const int skipped =
-            LastMemberSkips(w.plan, g) ? static_cast<int>(g.members.size()) - 1 : -1;
-        collectives_.Gather(g, io, streams, skipped);
+      for (int p = first; p < end; ++p) {
+        kPhases[p].launch(ArgsOf(layout_[d], p, devices_[d].stream()));
       }
     }
-  };
-  each_device([&](size_t d, const Layout& l, cudaStream_t s) {
-    LaunchFills(reinterpret_cast<const FillTask*>(table(d, kFill)), l.count[kFill],
-                l.max_work[kFill], seeds(d), s);
-    LaunchSets(reinterpret_cast<const SetTask*>(table(d, kSet)), l.count[kSet], l.max_work[kSet],
-               s);
-  });
-  gathers(/*tp=*/false);
-  each_device([&](size_t d, const Layout& l, cudaStream_t s) {
-    LaunchReplayWrites(reinterpret_cast<const ReplayTask*>(table(d, kReplay)), l.count[kReplay],
-                       l.max_work[kReplay], s);
-  });
-  gathers(/*tp=*/true);
-  each_device([&](size_t d, const Layout& l, cudaStream_t s) {
-    LaunchCaptures(reinterpret_cast<const CaptureTask*>(table(d, kCapture)), l.count[kCapture],
-                   l.max_work[kCapture], s);
-    LaunchJudges(reinterpret_cast<const JudgeTask*>(table(d, kJudge)), l.count[kJudge],
-                 l.max_work[kJudge], seeds(d),
-                 reinterpret_cast<unsigned long long*>(l.device_base + l.seeds * 8), s);
-  });
+    first = end;
+  }
+}
+
+// The emulated cases' copies on GPU 0, then each NCCL case's groups.
+void Step::EnqueueGather(int phase) {
+  const bool tp = kPhases[phase].all_gather == AllGather::kTp;
+  std::vector<cudaStream_t> streams;
+  for (const DeviceArena& a : devices_) streams.push_back(a.stream());
+  R3_CUDA(cudaSetDevice(devices_[0].device()));
+  kPhases[phase].launch(ArgsOf(layout_[0], phase, streams[0]));
+  for (const Work& w : *works_) {
+    if (!w.nccl) continue;
+    const int64_t k = w.plan.top_k;
+    for (const GatherPlan& g : tp ? w.plan.tp_gathers : w.plan.gathers) {
+      GatherIo io;
+      for (int m : g.members) {
+        const RankBuffers& b = w.ranks[static_cast<size_t>(m)];
+        const RankPlan& r = w.plan.ranks[static_cast<size_t>(m)];
+        io.device.push_back(b.device);
+        io.input.push_back(!tp           ? reinterpret_cast<const char*>(b.local)
+                           : r.replay_ok ? reinterpret_cast<const char*>(b.replay)
+                                         : reinterpret_cast<const char*>(b.routed));
+        io.output.push_back(tp ? b.tp_gathered : reinterpret_cast<char*>(b.routed));
+      }
+      io.row_bytes =
+          k * (tp ? TpElementBytes(w.plan.ranks[static_cast<size_t>(g.members[0])]) : 4);
+      const int skipped =
+          LastMemberSkips(w.plan, g) ? static_cast<int>(g.members.size()) - 1 : -1;
+      collectives_.Gather(g, io, streams, skipped);
+    }
+  }
 }
 
 void Step::EnqueueCounterDownload() {
   for (size_t d = 0; d < devices_.size(); ++d) {
-    const Layout& l = layout_[d];
+    const BlobLayout& l = layout_[d];
     if (l.counters == 0) continue;
     R3_CUDA(cudaSetDevice(devices_[d].device()));
     R3_CUDA(cudaMemcpyAsync(pinned_base_ + l.pinned_offset + l.seeds * 8,
@@ -345,7 +434,7 @@ void Step::SetSeed(Work& w, uint64_t seed) {
 
 int64_t Step::WrongValues(const Work& w, size_t rank) const {
   const RankBuffers& b = w.ranks[rank];
-  const Layout& l = layout_[static_cast<size_t>(b.device)];
+  const BlobLayout& l = layout_[static_cast<size_t>(b.device)];
   uint64_t count = 0;
   std::memcpy(&count, pinned_base_ + l.pinned_offset + (l.seeds + b.counter) * 8, 8);
   return static_cast<int64_t>(count);

@@ -52,6 +52,23 @@ Work PrepareWork(const Case& c, const sut::SutOptions& sut, bool nccl, int devic
 // bumps only measure).
 void AllocateWork(Work& w, std::vector<Bump>& bumps);
 
+// Where one GPU's share of a batch lies in its blob, which goes up in one
+// copy: [seeds | counters], then each phase's task table, aligned.
+struct BlobLayout {
+  // Where a phase's table lies (byte offset in the blob), its task count and
+  // its largest task.
+  struct Table {
+    int64_t offset = 0;
+    int64_t count = 0;
+    int64_t max_work = 0;
+  };
+  int64_t seeds = 0, counters = 0;            // entries
+  int64_t header_bytes = 0, total_bytes = 0;  // seeds + counters; all tables
+  int64_t pinned_offset = 0;
+  char* device_base = nullptr;
+  std::vector<Table> tables;  // in phase order (step.cu's kPhases)
+};
+
 class Step {
  public:
   Step(std::vector<DeviceArena>& devices, PinnedArena& pinned, Collectives& collectives)
@@ -77,25 +94,14 @@ class Step {
   std::vector<int32_t> ReadCapturer(const Work& w, size_t rank) const;
 
  private:
-  struct Tables;
   void BuildTables(std::vector<Work>& works);
+  void EnqueueGather(int phase);
 
   std::vector<DeviceArena>& devices_;
   PinnedArena& pinned_;
   Collectives& collectives_;
   std::vector<Work>* works_ = nullptr;
-  struct Layout {
-    int64_t seeds = 0, counters = 0;            // entries
-    int64_t header_bytes = 0, total_bytes = 0;  // seeds + counters; all tables
-    int64_t pinned_offset = 0;
-    char* device_base = nullptr;
-    // Byte offsets of the tables in the blob, and their task counts and
-    // largest task.
-    int64_t offset[8] = {};
-    int64_t count[8] = {};
-    int64_t max_work[8] = {};
-  };
-  std::vector<Layout> layout_;
+  std::vector<BlobLayout> layout_;  // per GPU
   char* pinned_base_ = nullptr;
 };
 
