@@ -180,6 +180,87 @@ void AddEmulatedGathers(const Work& w, Tables& gpu0) {
   }
 }
 
+// Each GPU that holds one of the case's ranks gets its seed once;
+// w.seed_index says where.
+void AddSeeds(Work& w, std::vector<Tables>& tables) {
+  w.seed_index.assign(tables.size(), -1);
+  for (const RankBuffers& b : w.ranks) {
+    Tables& t = tables[static_cast<size_t>(b.device)];
+    int64_t& slot = w.seed_index[static_cast<size_t>(b.device)];
+    if (slot < 0) {
+      slot = static_cast<int64_t>(t.seeds.size());
+      t.seeds.push_back(w.seed);
+    }
+  }
+}
+
+// capture(): the rank's slice of what its router saw (TP-gathered, the
+// int16 replay buffer when the kernel ran, else topk_ids) into its capturer.
+CaptureTask CaptureOf(const Plan& p, const RankPlan& r, const RankBuffers& b) {
+  const int64_t k = p.top_k;
+  const bool narrow = r.replay_ok;
+  const char* src = r.tp_gather ? b.tp_gathered
+                    : narrow     ? reinterpret_cast<const char*>(b.replay)
+                                 : reinterpret_cast<const char*>(b.routed);
+  const int32_t bytes = narrow ? 2 : 4;
+  return {src + r.capture_start * k * bytes, b.capturer, r.capture_end - r.capture_start, k,
+          p.num_layers, p.layer, bytes, p.capture_bugs};
+}
+
+// Every rank's tasks of the per-GPU phases, on its GPU's tables; each rank
+// gets its counter slot there.
+void AddRankTasks(Work& w, std::vector<Tables>& tables) {
+  const Plan& p = w.plan;
+  const int64_t k = p.top_k;
+  for (size_t i = 0; i < w.ranks.size(); ++i) {
+    const RankPlan& r = p.ranks[i];
+    RankBuffers& b = w.ranks[i];
+    Tables& t = tables[static_cast<size_t>(b.device)];
+    const int64_t seed = w.seed_index[static_cast<size_t>(b.device)];
+    t.Add<kFill>(FillTask{b.full, r.full_rows, r.real_rows, k, r.dp, p.id_space, seed},
+                 r.full_rows * k);
+    const int64_t checked = b.readback_rows * p.num_layers * k;
+    t.Add<kSet>(SetTask{b.capturer, checked}, checked);
+    // vLLM's host-side check: never hand the kernel more rows than the
+    // buffer holds.
+    if (r.replay_ok) t.Add<kReplay>(ReplayTask{b.routed, b.replay, r.n * k}, r.n * k);
+    if (r.capture) t.Add<kCapture>(CaptureOf(p, r, b), (r.capture_end - r.capture_start) * k);
+    b.counter = t.counters++;
+    t.Add<kJudge>(JudgeTask{b.capturer, b.readback_rows, p.num_layers, k, p.layer,
+                            w.c->step.padded[static_cast<size_t>(r.dp)], r.dp, p.id_space, seed,
+                            b.counter},
+                  checked);
+  }
+}
+
+// One GPU's blob, `pinned_offset` bytes into the pinned buffer:
+// [seeds | counters], then the phases' tables in phase order, each aligned.
+BlobLayout LayOut(const Tables& t, int64_t pinned_offset) {
+  BlobLayout l;
+  l.seeds = static_cast<int64_t>(t.seeds.size());
+  l.counters = t.counters;
+  l.header_bytes = (l.seeds + l.counters) * 8;
+  int64_t offset = Align(l.header_bytes);
+  for (const TaskTable& table : t.phase) {
+    l.tables.push_back({.offset = offset, .count = table.count, .max_work = table.max_work});
+    offset += Align(static_cast<int64_t>(table.bytes.size()));
+  }
+  l.total_bytes = offset;
+  l.pinned_offset = pinned_offset;
+  return l;
+}
+
+// Writes the blob `l` lays out into `blob`: the seeds, zeroed counters and
+// the tables.
+void Pack(const Tables& t, const BlobLayout& l, char* blob) {
+  std::memcpy(blob, t.seeds.data(), t.seeds.size() * 8);
+  std::memset(blob + l.seeds * 8, 0, static_cast<size_t>(l.counters * 8));
+  for (int i = 0; i < kPhaseCount; ++i) {
+    const std::vector<char>& bytes = t.phase[i].bytes;
+    if (!bytes.empty()) std::memcpy(blob + l.tables[i].offset, bytes.data(), bytes.size());
+  }
+}
+
 PhaseArgs ArgsOf(const BlobLayout& l, int phase, cudaStream_t stream) {
   const BlobLayout::Table& t = l.tables[static_cast<size_t>(phase)];
   return {.table = l.device_base + t.offset,
@@ -235,82 +316,23 @@ void AllocateWork(Work& w, std::vector<Bump>& bumps) {
 void Step::BuildTables(std::vector<Work>& works) {
   std::vector<Tables> tables(devices_.size());
   for (Work& w : works) {
-    const Plan& p = w.plan;
-    const int64_t k = p.top_k;
-    w.seed_index.assign(devices_.size(), -1);
-    for (const RankBuffers& b : w.ranks) {
-      Tables& t = tables[static_cast<size_t>(b.device)];
-      int64_t& slot = w.seed_index[static_cast<size_t>(b.device)];
-      if (slot < 0) {
-        slot = static_cast<int64_t>(t.seeds.size());
-        t.seeds.push_back(w.seed);
-      }
-    }
-    for (size_t i = 0; i < w.ranks.size(); ++i) {
-      const RankPlan& r = p.ranks[i];
-      RankBuffers& b = w.ranks[i];
-      Tables& t = tables[static_cast<size_t>(b.device)];
-      const int64_t seed = w.seed_index[static_cast<size_t>(b.device)];
-      t.Add<kFill>(FillTask{b.full, r.full_rows, r.real_rows, k, r.dp, p.id_space, seed},
-                   r.full_rows * k);
-      const int64_t checked = b.readback_rows * p.num_layers * k;
-      t.Add<kSet>(SetTask{b.capturer, checked}, checked);
-      // vLLM's host-side check: never hand the kernel more rows than the
-      // buffer holds.
-      if (r.replay_ok) t.Add<kReplay>(ReplayTask{b.routed, b.replay, r.n * k}, r.n * k);
-      if (r.capture) {
-        const int64_t rows = r.capture_end - r.capture_start;
-        const bool narrow = r.replay_ok;
-        const char* src = r.tp_gather ? b.tp_gathered
-                          : narrow     ? reinterpret_cast<const char*>(b.replay)
-                                       : reinterpret_cast<const char*>(b.routed);
-        const int32_t bytes = narrow ? 2 : 4;
-        t.Add<kCapture>(CaptureTask{src + r.capture_start * k * bytes, b.capturer, rows, k,
-                                    p.num_layers, p.layer, bytes, p.capture_bugs},
-                        rows * k);
-      }
-      b.counter = t.counters++;
-      t.Add<kJudge>(JudgeTask{b.capturer, b.readback_rows, p.num_layers, k, p.layer,
-                              w.c->step.padded[static_cast<size_t>(r.dp)], r.dp, p.id_space,
-                              seed, b.counter},
-                    checked);
-    }
+    AddSeeds(w, tables);
+    AddRankTasks(w, tables);
     if (w.nccl) continue;
     AddEmulatedGathers<kDispatchGather>(w, tables[0]);
     AddEmulatedGathers<kTpGather>(w, tables[0]);
   }
-
-  // One blob per GPU: [seeds | counters], then the phases' tables in phase
-  // order, uploaded with one copy.
-  layout_.assign(devices_.size(), {});
+  layout_.clear();
   int64_t pinned_total = 0;
-  for (size_t d = 0; d < devices_.size(); ++d) {
-    const Tables& t = tables[d];
-    BlobLayout& l = layout_[d];
-    l.seeds = static_cast<int64_t>(t.seeds.size());
-    l.counters = t.counters;
-    l.header_bytes = (l.seeds + l.counters) * 8;
-    int64_t offset = Align(l.header_bytes);
-    for (const TaskTable& table : t.phase) {
-      l.tables.push_back({.offset = offset, .count = table.count, .max_work = table.max_work});
-      offset += Align(static_cast<int64_t>(table.bytes.size()));
-    }
-    l.total_bytes = offset;
-    l.pinned_offset = pinned_total;
-    pinned_total += offset;
+  for (const Tables& t : tables) {
+    layout_.push_back(LayOut(t, pinned_total));
+    pinned_total += layout_.back().total_bytes;
   }
   pinned_base_ = pinned_.Get(std::max<int64_t>(pinned_total, 1));
   for (size_t d = 0; d < devices_.size(); ++d) {
-    const Tables& t = tables[d];
     BlobLayout& l = layout_[d];
     l.device_base = devices_[d].Tables(std::max<int64_t>(l.total_bytes, 1));
-    char* blob = pinned_base_ + l.pinned_offset;
-    std::memcpy(blob, t.seeds.data(), t.seeds.size() * 8);
-    std::memset(blob + l.seeds * 8, 0, static_cast<size_t>(l.counters * 8));
-    for (int i = 0; i < kPhaseCount; ++i) {
-      const std::vector<char>& bytes = t.phase[i].bytes;
-      if (!bytes.empty()) std::memcpy(blob + l.tables[i].offset, bytes.data(), bytes.size());
-    }
+    Pack(tables[d], l, pinned_base_ + l.pinned_offset);
   }
 }
 
