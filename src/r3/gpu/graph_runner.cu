@@ -9,7 +9,7 @@
 
 namespace r3::gpu::internal {
 
-GpuCaseResult RunGraphReplays(Step& step, std::vector<Work>& one, DeviceArena& gpu0,
+GpuCaseResult RunGraphReplays(BatchLaunch& step, std::vector<Work>& one, DeviceArena& gpu0,
                               int replays, const std::function<GpuCaseResult(const Work&)>& judge) {
   step.Load(one);
   Work& w = one[0];

@@ -10,14 +10,14 @@
 
 #include "r3/gpu/arena.h"
 #include "r3/gpu/gpu.h"
-#include "r3/gpu/step.h"
+#include "r3/gpu/batch_launch.h"
 
 namespace r3::gpu::internal {
 
 // `one` holds a single emulated case. `judge` judges the step just run.
 // Returns the first failing replay's result (else the first), with steps,
 // values and wrong values summed over all replays.
-GpuCaseResult RunGraphReplays(Step& step, std::vector<Work>& one, DeviceArena& gpu0,
+GpuCaseResult RunGraphReplays(BatchLaunch& step, std::vector<Work>& one, DeviceArena& gpu0,
                               int replays, const std::function<GpuCaseResult(const Work&)>& judge);
 
 }  // namespace r3::gpu::internal

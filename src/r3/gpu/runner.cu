@@ -1,5 +1,5 @@
 // The batch runner: host work (host SUT, plans, verdicts) on a thread pool,
-// one Step per batch on the GPUs, judged there.
+// one BatchLaunch per batch on the GPUs, judged there.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -15,7 +15,7 @@
 #include "r3/gpu/gpu.h"
 #include "r3/gpu/graph_runner.h"
 #include "r3/gpu/internal/parallel_for.h"
-#include "r3/gpu/step.h"
+#include "r3/gpu/batch_launch.h"
 
 namespace r3::gpu {
 
@@ -68,7 +68,7 @@ struct Runner::Impl {
   }
 
   // The device's verdict, decoded on the host only when something is wrong.
-  GpuCaseResult Judge(const internal::Step& step, const Work& w) const {
+  GpuCaseResult Judge(const internal::BatchLaunch& step, const Work& w) const {
     std::vector<int64_t> rows;
     std::vector<int> device_of;
     int64_t wrong = 0;
@@ -109,7 +109,7 @@ struct Runner::Impl {
                 std::vector<GpuCaseResult>& out) {
     std::vector<Work> batch(std::make_move_iterator(works.begin() + static_cast<long>(first)),
                             std::make_move_iterator(works.begin() + static_cast<long>(last)));
-    internal::Step step(devices, pinned, collectives);
+    internal::BatchLaunch step(devices, pinned, collectives);
     step.Run(batch);
     internal::ParallelFor(batch.size(), threads,
                           [&](size_t i) { out[first + i] = Judge(step, batch[i]); });
@@ -120,7 +120,7 @@ struct Runner::Impl {
     one.push_back(internal::PrepareWork(c, options.sut, /*nccl=*/false,
                                         static_cast<int>(devices.size())));
     if (one[0].bytes[0] > options.memory_limit) throw TooLarge();
-    internal::Step step(devices, pinned, collectives);
+    internal::BatchLaunch step(devices, pinned, collectives);
     return internal::RunGraphReplays(step, one, devices[0], options.graph_replays,
                                      [&](const Work& w) { return Judge(step, w); });
   }

@@ -1,4 +1,4 @@
-#include "r3/gpu/step.h"
+#include "r3/gpu/batch_launch.h"
 
 #include <algorithm>
 #include <cstring>
@@ -313,7 +313,7 @@ void AllocateWork(Work& w, std::vector<Bump>& bumps) {
   }
 }
 
-void Step::BuildTables(std::vector<Work>& works) {
+void BatchLaunch::BuildTables(std::vector<Work>& works) {
   std::vector<Tables> tables(devices_.size());
   for (Work& w : works) {
     AddSeeds(w, tables);
@@ -336,7 +336,7 @@ void Step::BuildTables(std::vector<Work>& works) {
   }
 }
 
-void Step::Load(std::vector<Work>& works) {
+void BatchLaunch::Load(std::vector<Work>& works) {
   works_ = &works;
   std::vector<Bump> measure(devices_.size());
   for (Work& w : works) AllocateWork(w, measure);
@@ -355,7 +355,7 @@ void Step::Load(std::vector<Work>& works) {
   }
 }
 
-void Step::UploadHeader() {
+void BatchLaunch::UploadHeader() {
   for (size_t d = 0; d < devices_.size(); ++d) {
     const BlobLayout& l = layout_[d];
     if (l.header_bytes == 0) continue;
@@ -367,7 +367,7 @@ void Step::UploadHeader() {
   }
 }
 
-void Step::EnqueuePhases() {
+void BatchLaunch::EnqueuePhases() {
   // A run of per-GPU phases goes out GPU by GPU, each GPU's launches in
   // phase order; an all-gather goes out on its own.
   for (int first = 0; first < kPhaseCount;) {
@@ -388,7 +388,7 @@ void Step::EnqueuePhases() {
 }
 
 // The emulated cases' copies on GPU 0, then each NCCL case's groups.
-void Step::EnqueueGather(int phase) {
+void BatchLaunch::EnqueueGather(int phase) {
   const bool tp = kPhases[phase].all_gather == AllGather::kTp;
   std::vector<cudaStream_t> streams;
   for (const DeviceArena& a : devices_) streams.push_back(a.stream());
@@ -417,7 +417,7 @@ void Step::EnqueueGather(int phase) {
   }
 }
 
-void Step::EnqueueCounterDownload() {
+void BatchLaunch::EnqueueCounterDownload() {
   for (size_t d = 0; d < devices_.size(); ++d) {
     const BlobLayout& l = layout_[d];
     if (l.counters == 0) continue;
@@ -428,7 +428,7 @@ void Step::EnqueueCounterDownload() {
   }
 }
 
-void Step::Wait() {
+void BatchLaunch::Wait() {
   std::vector<cudaStream_t> streams;
   std::vector<int> ids;
   for (const DeviceArena& a : devices_) {
@@ -438,14 +438,14 @@ void Step::Wait() {
   collectives_.Wait(streams, ids);
 }
 
-void Step::Run(std::vector<Work>& works) {
+void BatchLaunch::Run(std::vector<Work>& works) {
   Load(works);
   EnqueuePhases();
   EnqueueCounterDownload();
   Wait();
 }
 
-void Step::SetSeed(Work& w, uint64_t seed) {
+void BatchLaunch::SetSeed(Work& w, uint64_t seed) {
   w.seed = seed;
   for (size_t d = 0; d < devices_.size(); ++d) {
     if (w.seed_index[d] < 0) continue;
@@ -454,7 +454,7 @@ void Step::SetSeed(Work& w, uint64_t seed) {
   }
 }
 
-int64_t Step::WrongValues(const Work& w, size_t rank) const {
+int64_t BatchLaunch::WrongValues(const Work& w, size_t rank) const {
   const RankBuffers& b = w.ranks[rank];
   const BlobLayout& l = layout_[static_cast<size_t>(b.device)];
   uint64_t count = 0;
@@ -462,7 +462,7 @@ int64_t Step::WrongValues(const Work& w, size_t rank) const {
   return static_cast<int64_t>(count);
 }
 
-std::vector<int32_t> Step::ReadCapturer(const Work& w, size_t rank) const {
+std::vector<int32_t> BatchLaunch::ReadCapturer(const Work& w, size_t rank) const {
   const RankBuffers& b = w.ranks[rank];
   std::vector<int32_t> out(
       static_cast<size_t>(b.readback_rows * w.plan.num_layers * w.plan.top_k));

@@ -1,10 +1,10 @@
-// One batch's step on the GPUs: every case's buffers placed in the arenas,
+// One batch's launch on the GPUs: every case's buffers placed in the arenas,
 // every phase (fill, dispatch all-gather, stand-in kernel, TP all-gather,
 // capture, judge) one launch per GPU over a task table, and the judge's
 // per-rank counts of wrong values read back. Used by the batch runner and,
 // phase by phase, by the graph runner. Included by .cu files only.
-#ifndef R3_GPU_STEP_H_
-#define R3_GPU_STEP_H_
+#ifndef R3_GPU_BATCH_LAUNCH_H_
+#define R3_GPU_BATCH_LAUNCH_H_
 
 #include <cstdint>
 #include <span>
@@ -66,12 +66,12 @@ struct BlobLayout {
   int64_t header_bytes = 0, total_bytes = 0;  // seeds + counters; all tables
   int64_t pinned_offset = 0;
   char* device_base = nullptr;
-  std::vector<Table> tables;  // in phase order (step.cu's kPhases)
+  std::vector<Table> tables;  // in phase order (batch_launch.cu's kPhases)
 };
 
-class Step {
+class BatchLaunch {
  public:
-  Step(std::vector<DeviceArena>& devices, PinnedArena& pinned, Collectives& collectives)
+  BatchLaunch(std::vector<DeviceArena>& devices, PinnedArena& pinned, Collectives& collectives)
       : devices_(devices), pinned_(pinned), collectives_(collectives) {}
 
   // Places the works' buffers and builds and uploads the task tables.
@@ -107,4 +107,4 @@ class Step {
 
 }  // namespace r3::gpu::internal
 
-#endif  // R3_GPU_STEP_H_
+#endif  // R3_GPU_BATCH_LAUNCH_H_
