@@ -224,16 +224,16 @@ void ExpectGpuOnlyKill(sut::Mutant m, RankMode mode, const Case& c) {
 
 TEST(GpuPathTest, GpuOnlyMutantsAreCaught) {
   for (const RankMode mode : {RankMode::kEmulated, RankMode::kAuto}) {
-    ExpectGpuOnlyKill(sut::Mutant::kGpuLayerStride, mode, Dp2Ragged());
-    ExpectGpuOnlyKill(sut::Mutant::kGpuGatherReversed, mode, Dp2Ragged());
-    ExpectGpuOnlyKill(sut::Mutant::kGpuGatherReversed, mode, Dp2Equal());
+    ExpectGpuOnlyKill(sut::MutantNamed("gpu-layer-stride"), mode, Dp2Ragged());
+    ExpectGpuOnlyKill(sut::MutantNamed("gpu-gather-reversed"), mode, Dp2Ragged());
+    ExpectGpuOnlyKill(sut::MutantNamed("gpu-gather-reversed"), mode, Dp2Equal());
   }
-  ExpectGpuOnlyKill(sut::Mutant::kGpuGatherReversed, RankMode::kEmulated,
+  ExpectGpuOnlyKill(sut::MutantNamed("gpu-gather-reversed"), RankMode::kEmulated,
                     LoadCaseFile(std::string(R3CHECK_SOURCE_CORPUS) +
                                  "/seeds/tp2-dp2-eager.r3case"));
-  ExpectGpuOnlyKill(sut::Mutant::kGpuVecGroups, RankMode::kEmulated, RealModelShape());
-  ExpectGpuOnlyKill(sut::Mutant::kGpuTailRows, RankMode::kEmulated, RealModelShape());
-  ExpectGpuOnlyKill(sut::Mutant::kGpuTailRows, RankMode::kEmulated, RealModelShape(6));
+  ExpectGpuOnlyKill(sut::MutantNamed("gpu-vec-groups"), RankMode::kEmulated, RealModelShape());
+  ExpectGpuOnlyKill(sut::MutantNamed("gpu-tail-rows"), RankMode::kEmulated, RealModelShape());
+  ExpectGpuOnlyKill(sut::MutantNamed("gpu-tail-rows"), RankMode::kEmulated, RealModelShape(6));
 }
 
 // A failure only the GPU shows shrinks on the GPU: the minimizer drives the
@@ -246,9 +246,9 @@ TEST(GpuPathTest, MinimizeShrinksAGpuOnlyFailureOnTheGpu) {
     std::string smallest;  // PrintCase of the known smallest case
   };
   const std::vector<Shrink> shrinks = {
-      {sut::Mutant::kGpuTailRows, RealModelShape(6), kSmallestTailRows},
-      {sut::Mutant::kGpuLayerStride, Dp2Ragged(), kSmallestLayerStride},
-      {sut::Mutant::kGpuGatherReversed, Dp2Ragged(), kSmallestGatherReversed},
+      {sut::MutantNamed("gpu-tail-rows"), RealModelShape(6), kSmallestTailRows},
+      {sut::MutantNamed("gpu-layer-stride"), Dp2Ragged(), kSmallestLayerStride},
+      {sut::MutantNamed("gpu-gather-reversed"), Dp2Ragged(), kSmallestGatherReversed},
   };
   for (const Shrink& s : shrinks) {
     const std::string name(sut::GetMutantInfo(s.mutant).name);
@@ -277,7 +277,8 @@ TEST(GpuPathTest, KernelMutantsHideAtSmallShapes) {
   const Case c = FromText(
       "dp 1\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 16\ntop_k 4\n"
       "num_experts 256\nnum_layers 2\ntokens 4\n");
-  for (const sut::Mutant m : {sut::Mutant::kGpuVecGroups, sut::Mutant::kGpuTailRows}) {
+  for (const sut::Mutant m :
+       {sut::MutantNamed("gpu-vec-groups"), sut::MutantNamed("gpu-tail-rows")}) {
     const GpuCaseResult r = RunOnGpu(Runner(Options(RankMode::kEmulated, sut::MutantSet(m))), c);
     EXPECT_TRUE(r.Passes()) << sut::GetMutantInfo(m).name << "\n" << r.Summary();
   }
@@ -295,7 +296,8 @@ TEST(GpuPathTest, RealModelShapesPass) {
 // A rank that skips a collective its group runs hangs its peers on real
 // GPUs: the runner aborts the communicators after the timeout and says so.
 TEST(GpuPathTest, MismatchedCollectiveIsAnErrorWithinTheTimeout) {
-  GpuOptions o = Options(RankMode::kAuto, sut::MutantSet(sut::Mutant::kGpuSkippedCollective));
+  GpuOptions o =
+      Options(RankMode::kAuto, sut::MutantSet(sut::MutantNamed("gpu-skipped-collective")));
   o.timeout_ms = 2000;
   Runner runner(o);
   if (runner.devices() < 2) GTEST_SKIP() << "needs two GPUs";
@@ -317,7 +319,8 @@ TEST(GpuPathTest, MismatchedCollectiveIsAnErrorWithinTheTimeout) {
 }
 
 TEST(GpuPathTest, SkippedCollectiveIsAnErrorWhenEmulated) {
-  Runner runner(Options(RankMode::kEmulated, sut::MutantSet(sut::Mutant::kGpuSkippedCollective)));
+  Runner runner(
+      Options(RankMode::kEmulated, sut::MutantSet(sut::MutantNamed("gpu-skipped-collective"))));
   try {
     RunOnGpu(runner, Dp2Ragged());
     FAIL() << "no error";

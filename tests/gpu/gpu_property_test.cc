@@ -246,7 +246,7 @@ RC_GTEST_PROP(GpuPropertyTest, LayerStrideMutantIsAlwaysCaught, ()) {
   }
   RC_PRE(two_rows);
   const GpuCaseResult r =
-      RunOnGpu(SharedRunner(RankMode::kAuto, sut::MutantSet(sut::Mutant::kGpuLayerStride)), c);
+      RunOnGpu(SharedRunner(RankMode::kAuto, sut::MutantSet(sut::MutantNamed("gpu-layer-stride"))), c);
   RC_LOG() << PrintCase(c) << r.Summary();
   RC_ASSERT(r.wrong_values > 0);
   RC_ASSERT(!r.Passes() || !clean.Passes());
@@ -264,7 +264,7 @@ RC_GTEST_PROP(GpuPropertyTest, ReversedGatherIsCaughtWhenTwoMembersSendRows, ())
   const std::vector<int64_t>& sizes = *host.observation.local_sizes;
   RC_PRE(std::count_if(sizes.begin(), sizes.end(), [](int64_t s) { return s > 0; }) >= 2);
   const GpuCaseResult r =
-      RunOnGpu(SharedRunner(RankMode::kAuto, sut::MutantSet(sut::Mutant::kGpuGatherReversed)), c);
+      RunOnGpu(SharedRunner(RankMode::kAuto, sut::MutantSet(sut::MutantNamed("gpu-gather-reversed"))), c);
   RC_LOG() << PrintCase(c) << r.Summary();
   RC_ASSERT(!r.Passes());
 }
@@ -327,13 +327,13 @@ void ExpectKernelMutantCaught(sut::Mutant m, const Case& c) {
 RC_GTEST_PROP(GpuPropertyTest, VecGroupsMutantIsCaughtWheneverARowHasTwoGroups, ()) {
   const Case c = *GenRealModelCase();
   RC_PRE(ClassifyShape(c).two_groups_captured);
-  ExpectKernelMutantCaught(sut::Mutant::kGpuVecGroups, c);
+  ExpectKernelMutantCaught(sut::MutantNamed("gpu-vec-groups"), c);
 }
 
 RC_GTEST_PROP(GpuPropertyTest, TailRowsMutantIsCaughtWheneverATileIsPartial, ()) {
   const Case c = *GenRealModelCase();
   RC_PRE(ClassifyShape(c).partial_tile_captured);
-  ExpectKernelMutantCaught(sut::Mutant::kGpuTailRows, c);
+  ExpectKernelMutantCaught(sut::MutantNamed("gpu-tail-rows"), c);
 }
 
 RC_GTEST_PROP(GpuPropertyTest, LayerStrideMutantIsCaughtAtRealModelShapes, ()) {
@@ -344,7 +344,7 @@ RC_GTEST_PROP(GpuPropertyTest, LayerStrideMutantIsCaughtAtRealModelShapes, ()) {
     two_rows = two_rows || TotalRows(r.captured) >= 2;
   }
   RC_PRE(two_rows);
-  ExpectKernelMutantCaught(sut::Mutant::kGpuLayerStride, c);
+  ExpectKernelMutantCaught(sut::MutantNamed("gpu-layer-stride"), c);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 namespace r3::gpu::internal {
 
-sut::Observation RunGraphReplays(Step& step, std::vector<Work>& one, DeviceArena& gpu0,
+sut::Observation RunGraphReplays(BatchLaunch& step, std::vector<Work>& one, DeviceArena& gpu0,
                                  int replays,
                                  const std::function<sut::Observation(const Work&)>& observe) {
   step.Load(one);

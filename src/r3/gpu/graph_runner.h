@@ -10,14 +10,14 @@
 
 #include "r3/gpu/arena.h"
 #include "r3/gpu/gpu.h"
-#include "r3/gpu/step.h"
+#include "r3/gpu/batch_launch.h"
 
 namespace r3::gpu::internal {
 
 // `one` holds a single emulated case. `observe` reads the step just run.
 // Returns the first replay's observation with a wrong value (else the
 // first's), with steps, values and wrong values summed over all replays.
-sut::Observation RunGraphReplays(Step& step, std::vector<Work>& one, DeviceArena& gpu0,
+sut::Observation RunGraphReplays(BatchLaunch& step, std::vector<Work>& one, DeviceArena& gpu0,
                                  int replays,
                                  const std::function<sut::Observation(const Work&)>& observe);
 

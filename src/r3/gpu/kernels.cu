@@ -73,8 +73,8 @@ struct CaptureShape {
 
 __host__ __device__ inline CaptureShape ShapeOf(const CaptureTask& task) {
   CaptureShape s;
-  s.row_stride = (task.bugs & kLayerStrideBug) ? task.top_k : task.num_layers * task.top_k;
-  s.rows = (task.bugs & kTailRowsBug) ? task.rows / 4 * 4 : task.rows;
+  s.row_stride = (task.bugs & sut::kLayerStrideBug) ? task.top_k : task.num_layers * task.top_k;
+  s.rows = (task.bugs & sut::kTailRowsBug) ? task.rows / 4 * 4 : task.rows;
   s.count = s.rows * task.top_k;
   return s;
 }
@@ -95,7 +95,7 @@ __device__ void CaptureVec4(const CaptureTask& task, uint32_t first, uint32_t st
   int32_t* out = task.capturer + task.layer * task.top_k;
   const uint32_t groups_per_row = static_cast<uint32_t>(task.top_k / 4);
   const uint32_t groups =
-      static_cast<uint32_t>((task.bugs & kVecGroupsBug) ? shape.rows : shape.count / 4);
+      static_cast<uint32_t>((task.bugs & sut::kVecGroupsBug) ? shape.rows : shape.count / 4);
   for (uint32_t g = first; g < groups; g += stride) {
     const uint32_t row = g / groups_per_row;
     const uint32_t col = (g - row * groups_per_row) * 4;

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "r3/sut/gpu_bugs.h"
+
 namespace r3::gpu {
 
 // One contiguous copy of a device-to-device gather, in 2-byte units.
@@ -44,14 +46,6 @@ struct ReplayTask {
   int64_t count = 0;
 };
 
-// Seeded data-movement bugs of the capture copy (the GPU-only mutants).
-enum CaptureBug : int32_t {
-  kNoCaptureBug = 0,
-  kLayerStrideBug = 1,  // row stride top_k instead of num_layers * top_k
-  kVecGroupsBug = 2,    // vectorised copy: one 4-wide group per row, not top_k / 4
-  kTailRowsBug = 4,     // rows copied in tiles of 4; the last partial tile is lost
-};
-
 // capture(): capturer[i, layer, :] = src[i, :] for i in [0, rows), widened to
 // int32 (src already points at the slice's first row).
 struct CaptureTask {
@@ -62,7 +56,7 @@ struct CaptureTask {
   int64_t num_layers = 0;
   int64_t layer = 0;
   int32_t src_bytes = 4;  // 2: the int16 replay buffer, 4: topk_ids
-  int32_t bugs = kNoCaptureBug;
+  int32_t bugs = sut::kNoCaptureBug;  // the GPU mutants' sut::CaptureBug bits
 };
 
 // The judge: counts the values of capturer[(rows, num_layers, top_k)] that

@@ -10,8 +10,6 @@
 namespace r3::gpu {
 namespace {
 
-using sut::Mutant;
-
 GatherPlan MakeGather(std::vector<int> members, std::vector<int64_t> sizes, bool reversed) {
   GatherPlan g;
   g.members = std::move(members);
@@ -37,7 +35,6 @@ GatherPlan MakeGather(std::vector<int> members, std::vector<int64_t> sizes, bool
 Plan BuildPlan(const Case& c, const sut::Observation& host, const sut::MutantSet& mutants,
                uint64_t seed) {
   const Config& cfg = c.config;
-  const bool reversed = mutants.has(Mutant::kGpuGatherReversed);
   Plan plan;
   plan.top_k = cfg.top_k;
   plan.num_layers = cfg.num_layers;
@@ -45,10 +42,12 @@ Plan BuildPlan(const Case& c, const sut::Observation& host, const sut::MutantSet
   plan.replay_rows = host.replay_rows;
   plan.id_space = FillIdSpace(cfg.num_experts);
   plan.layer = static_cast<int64_t>(seed % static_cast<uint64_t>(cfg.num_layers));
-  plan.layer_stride_bug = mutants.has(Mutant::kGpuLayerStride);
-  plan.vec_groups_bug = mutants.has(Mutant::kGpuVecGroups);
-  plan.tail_rows_bug = mutants.has(Mutant::kGpuTailRows);
-  plan.skipped_collective = mutants.has(Mutant::kGpuSkippedCollective);
+  for (const sut::MutantInfo& m : sut::MutantCatalogue()) {
+    if (!mutants.has(m.id)) continue;
+    plan.capture_bugs |= m.capture_bug;
+    plan.gather_bugs |= m.gather_bug;
+  }
+  const bool reversed = (plan.gather_bugs & sut::kReversedMembersBug) != 0;
 
   // Each rank's own rows and its dispatch all-gather come from the SUT
   // layer's plan, so every dispatch mutant holds here too.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "r3/case/case.h"
+#include "r3/sut/gpu_bugs.h"
 #include "r3/sut/mutants.h"
 #include "r3/sut/observation.h"
 
@@ -47,12 +48,10 @@ struct Plan {
   int64_t replay_rows = 0;
   int64_t id_space = 0;
   int64_t layer = 0;          // the MoE layer whose capture is checked
-  // GPU-only mutants: seeded data-movement bugs of the kernels and the
-  // collectives.
-  bool layer_stride_bug = false;
-  bool vec_groups_bug = false;
-  bool tail_rows_bug = false;
-  bool skipped_collective = false;
+  // The GPU-only mutants on, as the bits of their catalogue rows: the
+  // capture kernel's (sut::CaptureBug) and the all-gathers' (sut::GatherBug).
+  int32_t capture_bugs = sut::kNoCaptureBug;
+  int32_t gather_bugs = sut::kNoGatherBug;
   std::vector<RankPlan> ranks;      // index d*T + t
   std::vector<GatherPlan> gathers;  // dispatch groups
   std::vector<GatherPlan> tp_gathers;  // per DP rank whose TP ranks all gather

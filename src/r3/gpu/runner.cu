@@ -1,5 +1,5 @@
 // The batch runner: host work (host SUT, plans, verdicts) on a thread pool,
-// one Step per batch on the GPUs, judged there.
+// one BatchLaunch per batch on the GPUs, judged there.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,7 +16,7 @@
 #include "r3/gpu/decode.h"
 #include "r3/gpu/gpu.h"
 #include "r3/gpu/graph_runner.h"
-#include "r3/gpu/step.h"
+#include "r3/gpu/batch_launch.h"
 
 namespace r3::gpu {
 
@@ -98,7 +98,7 @@ struct Runner::Impl {
   // copy per rank into pinned memory, one wait per GPU, then a decode on the
   // thread pool (a copy per rank and thread, each waited for alone, cost a
   // hundred times more).
-  void ObserveAll(const internal::Step& step, std::span<const Work> works,
+  void ObserveAll(const internal::BatchLaunch& step, std::span<const Work> works,
                   sut::Observation* out) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<int64_t> wrong(works.size(), 0);
@@ -188,7 +188,7 @@ struct Runner::Impl {
                 std::vector<sut::Observation>& out) {
     std::vector<Work> batch(std::make_move_iterator(works.begin() + static_cast<long>(first)),
                             std::make_move_iterator(works.begin() + static_cast<long>(last)));
-    internal::Step step(devices, pinned, collectives);
+    internal::BatchLaunch step(devices, pinned, collectives);
     const auto start = std::chrono::steady_clock::now();
     step.Load(batch);
     clocks.tables += Since(start);
@@ -204,7 +204,7 @@ struct Runner::Impl {
     one.push_back(internal::PrepareWork(c, options.sut, /*nccl=*/false,
                                         static_cast<int>(devices.size())));
     if (one[0].bytes[0] > options.memory_limit) throw TooLarge();
-    internal::Step step(devices, pinned, collectives);
+    internal::BatchLaunch step(devices, pinned, collectives);
     return internal::RunGraphReplays(step, one, devices[0], options.graph_replays,
                                      [&](const Work& w) {
                                        sut::Observation o;

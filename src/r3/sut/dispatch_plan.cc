@@ -1,20 +1,15 @@
 #include "r3/sut/dispatch_plan.h"
 
 #include <algorithm>
-#include <array>
 #include <string>
 
 #include "r3/case/checked_math.h"
 #include "r3/sut/internal/dispatch.h"
+#include "r3/sut/internal/dispatch_steps.h"
 
 namespace r3::sut {
-namespace {
+namespace internal {
 
-using internal::ShardRounding;
-
-// Each rank's own rows: its SP shard (sequence_parallel_chunk), or its DP
-// rank's whole batch; and local_sizes, which follow the same rounding. A
-// rank's group is left as it is.
 void PlanShards(const Case& c, DispatchPlan& plan, ShardRounding rounding) {
   const Config& cfg = c.config;
   const std::vector<int64_t>& num_tokens = c.step.padded;
@@ -42,7 +37,6 @@ void PlanShards(const Case& c, DispatchPlan& plan, ShardRounding rounding) {
   }
 }
 
-// One group per TP index t: DP ranks 0..D-1 in order.
 void PlanDpGroups(const Config& cfg, DispatchPlan& plan) {
   plan.groups.clear();
   for (int64_t t = 0; t < cfg.tp; ++t) {
@@ -54,10 +48,16 @@ void PlanDpGroups(const Config& cfg, DispatchPlan& plan) {
   }
 }
 
+}  // namespace internal
+
+namespace {
+
+using internal::ShardRounding;
+
 // vLLM's gather groups: under SP one EP group whose member e is EP rank
 // e = d*T + t; otherwise the DP group of each TP index.
 void PlanGroups(const Config& cfg, DispatchPlan& plan) {
-  if (!plan.sp) return PlanDpGroups(cfg, plan);
+  if (!plan.sp) return internal::PlanDpGroups(cfg, plan);
   GatherGroup& g = plan.groups.emplace_back();
   for (int64_t e = 0; e < CheckedMul(cfg.dp, cfg.tp); ++e) g.members.push_back(e);
   for (RankDispatch& r : plan.ranks) r.group = 0;
@@ -87,32 +87,6 @@ void Gather(DispatchPlan& plan, GatherGroup& group) {
   }
 }
 
-// The seeded dispatch bugs. Each edit must leave the plan alone where its
-// mistake cannot happen (the plan is then the correct one).
-constexpr std::array kDispatchMutants = {
-    DispatchMutant{
-        "tp-major-ep-order",
-        "the EP all-gather concatenates shards TP-major (rank t*D + d) instead of d*T + t",
-        [](const Case& c, DispatchPlan& plan) {
-          if (!plan.sp || plan.groups.size() != 1) return;
-          std::vector<int64_t>& members = plan.groups[0].members;
-          for (int64_t e = 0; e < static_cast<int64_t>(members.size()); ++e) {
-            members[static_cast<size_t>(e)] = (e % c.config.dp) * c.config.tp + e / c.config.dp;
-          }
-        }},
-    DispatchMutant{
-        "floor-shard-size",
-        "local_sizes and SP shards use floor division N // sp instead of cdiv",
-        [](const Case& c, DispatchPlan& plan) { PlanShards(c, plan, ShardRounding::kFloor); }},
-    DispatchMutant{
-        "sp-gather-dp-group",
-        "with SP the dispatch all-gathers over the DP group instead of the whole EP group",
-        [](const Case& c, DispatchPlan& plan) {
-          if (plan.sp && plan.naive) PlanDpGroups(c.config, plan);
-        }},
-};
-static_assert(static_cast<size_t>(Mutant::kCount) + kDispatchMutants.size() <= kMaxMutants);
-
 }  // namespace
 
 const RowRuns& DispatchPlan::Routed(size_t index) const {
@@ -120,20 +94,16 @@ const RowRuns& DispatchPlan::Routed(size_t index) const {
   return r.group < 0 ? r.local : groups[static_cast<size_t>(r.group)].rows;
 }
 
-std::span<const DispatchMutant> DispatchMutants() { return kDispatchMutants; }
-
-Mutant DispatchMutantId(size_t index) {
-  return static_cast<Mutant>(static_cast<size_t>(Mutant::kCount) + index);
-}
-
 DispatchPlan PlanDispatch(const Case& c, const MutantSet& mutants) {
   DispatchPlan plan;
   plan.sp = internal::UseSequenceParallelMoe(c.config);
   plan.naive = internal::UsesNaiveDispatch(c.config);
-  PlanShards(c, plan, ShardRounding::kCeil);
+  internal::PlanShards(c, plan, ShardRounding::kCeil);
   if (plan.naive) PlanGroups(c.config, plan);
-  for (size_t i = 0; const DispatchMutant& row : kDispatchMutants) {
-    if (mutants.has(DispatchMutantId(i++))) row.edit(c, plan);
+  // The dispatch rows of the catalogue, in its order, each on the plan the
+  // ones before it left.
+  for (const MutantInfo& m : MutantCatalogue()) {
+    if (m.plan_edit != nullptr && mutants.has(m.id)) m.plan_edit(c, plan);
   }
   for (GatherGroup& g : plan.groups) Gather(plan, g);
   return plan;

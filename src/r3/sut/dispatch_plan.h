@@ -5,18 +5,16 @@
 // the GPU path moves real rows along it, and the engine protocol sends each
 // rank's rows from it, so a dispatch mutant is honoured by all three.
 //
-// A dispatch mutant is one row of DispatchMutants() (dispatch_plan.cc): a
-// name, a description and an edit of the correct plan made before its
-// gathers run. Adding a row is all it takes; the catalogue, the CLI's
+// A dispatch mutant is one row of the mutant catalogue (mutants.cc) of kind
+// kDispatch: a name, a description and an edit of the correct plan made
+// before its gathers run. Adding the row is all it takes; the CLI's
 // --mutant, the host SUT, the GPU path and engine requests pick it up.
 #ifndef R3_SUT_DISPATCH_PLAN_H_
 #define R3_SUT_DISPATCH_PLAN_H_
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "r3/case/case.h"
@@ -62,18 +60,6 @@ struct DispatchPlan {
 };
 
 DispatchPlan PlanDispatch(const Case& c, const MutantSet& mutants);
-
-struct DispatchMutant {
-  std::string_view name;
-  std::string_view description;
-  // Edits the correct plan (ranks' rows, local_sizes, groups' members);
-  // the gathers then run on the result.
-  void (*edit)(const Case& c, DispatchPlan& plan);
-};
-
-std::span<const DispatchMutant> DispatchMutants();
-// The catalogue id of DispatchMutants()[index].
-Mutant DispatchMutantId(size_t index);
 
 }  // namespace r3::sut
 

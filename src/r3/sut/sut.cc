@@ -73,9 +73,9 @@ struct Routed {
 };
 
 // One step of vLLM's capture for every rank of a case, on a dispatch plan.
-class Step {
+class CaptureRun {
  public:
-  Step(const Case& c, const SutOptions& options)
+  CaptureRun(const Case& c, const SutOptions& options)
       : c_(c), cfg_(c.config), opt_(options), mut_(options.mutants),
         plan_(PlanDispatch(c, options.mutants)) {}
 
@@ -302,7 +302,7 @@ Observation ObserveDispatch(const Case& c, const SutOptions& options, const Disp
 }
 
 Observation RunSut(const Case& c, const SutOptions& options) {
-  return Step(c, options).Run();
+  return CaptureRun(c, options).Run();
 }
 
 }  // namespace r3::sut

@@ -1,10 +1,10 @@
-// One batch's step on the GPUs: every case's buffers placed in the arenas,
+// One batch's launch on the GPUs: every case's buffers placed in the arenas,
 // every phase (fill, dispatch all-gather, stand-in kernel, TP all-gather,
 // capture, judge) one launch per GPU over a task table, and the judge's
 // per-rank counts of wrong values read back. Used by the batch runner and,
 // phase by phase, by the graph runner. Included by .cu files only.
-#ifndef R3_GPU_STEP_H_
-#define R3_GPU_STEP_H_
+#ifndef R3_GPU_BATCH_LAUNCH_H_
+#define R3_GPU_BATCH_LAUNCH_H_
 
 #include <cstdint>
 #include <span>
@@ -52,9 +52,26 @@ Work PrepareWork(const Case& c, const sut::SutOptions& sut, bool nccl, int devic
 // bumps only measure).
 void AllocateWork(Work& w, std::vector<Bump>& bumps);
 
-class Step {
+// Where one GPU's share of a batch lies in its blob, which goes up in one
+// copy: [seeds | counters], then each phase's task table, aligned.
+struct BlobLayout {
+  // Where a phase's table lies (byte offset in the blob), its task count and
+  // its largest task.
+  struct Table {
+    int64_t offset = 0;
+    int64_t count = 0;
+    int64_t max_work = 0;
+  };
+  int64_t seeds = 0, counters = 0;            // entries
+  int64_t header_bytes = 0, total_bytes = 0;  // seeds + counters; all tables
+  int64_t pinned_offset = 0;
+  char* device_base = nullptr;
+  std::vector<Table> tables;  // in phase order (batch_launch.cu's kPhases)
+};
+
+class BatchLaunch {
  public:
-  Step(std::vector<DeviceArena>& devices, PinnedArena& pinned, Collectives& collectives)
+  BatchLaunch(std::vector<DeviceArena>& devices, PinnedArena& pinned, Collectives& collectives)
       : devices_(devices), pinned_(pinned), collectives_(collectives) {}
 
   // Places the works' buffers and builds and uploads the task tables.
@@ -77,28 +94,17 @@ class Step {
   std::vector<int32_t> ReadCapturer(const Work& w, size_t rank) const;
 
  private:
-  struct Tables;
   void BuildTables(std::vector<Work>& works);
+  void EnqueueGather(int phase);
 
   std::vector<DeviceArena>& devices_;
   PinnedArena& pinned_;
   Collectives& collectives_;
   std::vector<Work>* works_ = nullptr;
-  struct Layout {
-    int64_t seeds = 0, counters = 0;            // entries
-    int64_t header_bytes = 0, total_bytes = 0;  // seeds + counters; all tables
-    int64_t pinned_offset = 0;
-    char* device_base = nullptr;
-    // Byte offsets of the tables in the blob, and their task counts and
-    // largest task.
-    int64_t offset[8] = {};
-    int64_t count[8] = {};
-    int64_t max_work[8] = {};
-  };
-  std::vector<Layout> layout_;
+  std::vector<BlobLayout> layout_;  // per GPU
   char* pinned_base_ = nullptr;
 };
 
 }  // namespace r3::gpu::internal
 
-#endif  // R3_GPU_STEP_H_
+#endif  // R3_GPU_BATCH_LAUNCH_H_
