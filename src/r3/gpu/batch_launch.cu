@@ -19,9 +19,11 @@ namespace {
 enum Phase : int {
   kFill,            // each rank's rows, SP padding poisoned
   kSet,             // each capturer's checked cells unwritten
-  kDispatchGather,  // the dispatch all-gather
+  kDispatchGatherIn,  // emulated dispatch all-gather: every member's rows to the first
+  kDispatchGather,    // the dispatch all-gather (emulated: the first's output to the rest)
   kReplay,          // the stand-in MoE kernel's replay buffer
-  kTpGather,        // sp-tp-gather's all-gather over the TP group
+  kTpGatherIn,  // emulated TP all-gather: every member's rows to the first
+  kTpGather,    // sp-tp-gather's all-gather over the TP group (emulated: the rest)
   kCapture,         // each rank's capture() into its capturer
   kJudge,           // each capturer's wrong values counted
   kPhaseCount,
@@ -77,6 +79,7 @@ constexpr PhaseSpec kPhases[kPhaseCount] = {
      .launch = [](const PhaseArgs& at) {
        LaunchSets(at.Tasks<SetTask>(), at.count, at.max_work, at.stream);
      }},
+    {.table = kDispatchGatherIn, .task = &kTaskType<CopySegment>, .launch = LaunchSegments},
     {.table = kDispatchGather,
      .task = &kTaskType<CopySegment>,
      .all_gather = AllGather::kDispatch,
@@ -86,6 +89,7 @@ constexpr PhaseSpec kPhases[kPhaseCount] = {
      .launch = [](const PhaseArgs& at) {
        LaunchReplayWrites(at.Tasks<ReplayTask>(), at.count, at.max_work, at.stream);
      }},
+    {.table = kTpGatherIn, .task = &kTaskType<CopySegment>, .launch = LaunchSegments},
     {.table = kTpGather,
      .task = &kTaskType<CopySegment>,
      .all_gather = AllGather::kTp,
@@ -147,35 +151,49 @@ bool LastMemberSkips(const Plan& p, const GatherPlan& g) {
   return (p.gather_bugs & sut::kLastMemberSkipsBug) != 0 && g.members.size() >= 2;
 }
 
-// Emulated collectives: member j's rows land in every member's output at
-// offsets[j], as device-to-device copies on GPU 0.
+// Emulated collectives, on GPU 0 in two launches: member j's rows land in
+// the first member's output at offsets[j] (phase P - 1), then that output is
+// copied whole to every other member's (phase P). 2m - 1 copies per group of
+// m, not m^2: the verify sampler's groups of up to 128 made 454 copies per
+// case, whose tables cost more than the step itself.
 template <Phase P>
 void AddEmulatedGathers(const Work& w, Tables& gpu0) {
   constexpr bool tp = P == kTpGather;
+  constexpr Phase kIn = static_cast<Phase>(P - 1);
+  static_assert(kIn == (tp ? kTpGatherIn : kDispatchGatherIn));
   const Plan& p = w.plan;
   const int64_t k = p.top_k;
+  const auto output = [&](const RankBuffers& b) {
+    return tp ? b.tp_gathered : reinterpret_cast<char*>(b.routed);
+  };
   for (const GatherPlan& g : tp ? p.tp_gathers : p.gathers) {
     if (LastMemberSkips(p, g)) {
       throw GpuError("gpu: rank " + std::to_string(g.members.back()) +
                      " skips the all-gather its group runs; on separate GPUs this hangs "
                      "(gpu-skipped-collective)");
     }
-    for (size_t i = 0; i < g.members.size(); ++i) {
-      const RankBuffers& dst = w.ranks[static_cast<size_t>(g.members[i])];
-      for (size_t j = 0; j < g.members.size(); ++j) {
-        const RankBuffers& src = w.ranks[static_cast<size_t>(g.members[j])];
-        const RankPlan& rj = p.ranks[static_cast<size_t>(g.members[j])];
-        const int64_t elem = tp ? TpElementBytes(rj) : 4;
-        const char* from = tp ? (rj.replay_ok ? reinterpret_cast<const char*>(src.replay)
-                                              : reinterpret_cast<const char*>(src.routed))
-                              : reinterpret_cast<const char*>(src.local);
-        char* to = tp ? dst.tp_gathered : reinterpret_cast<char*>(dst.routed);
-        CopySegment seg;
-        seg.src = reinterpret_cast<const uint16_t*>(from);
-        seg.dst = reinterpret_cast<uint16_t*>(to + g.offsets[j] * k * elem);
-        seg.units = g.sizes[j] * k * elem / 2;
-        gpu0.Add<P>(seg, seg.units);
-      }
+    char* first = output(w.ranks[static_cast<size_t>(g.members[0])]);
+    int64_t end = 0;  // bytes of the gathered output
+    for (size_t j = 0; j < g.members.size(); ++j) {
+      const RankBuffers& src = w.ranks[static_cast<size_t>(g.members[j])];
+      const RankPlan& rj = p.ranks[static_cast<size_t>(g.members[j])];
+      const int64_t elem = tp ? TpElementBytes(rj) : 4;
+      const char* from = tp ? (rj.replay_ok ? reinterpret_cast<const char*>(src.replay)
+                                            : reinterpret_cast<const char*>(src.routed))
+                            : reinterpret_cast<const char*>(src.local);
+      CopySegment seg;
+      seg.src = reinterpret_cast<const uint16_t*>(from);
+      seg.dst = reinterpret_cast<uint16_t*>(first + g.offsets[j] * k * elem);
+      seg.units = g.sizes[j] * k * elem / 2;
+      gpu0.Add<kIn>(seg, seg.units);
+      end = std::max(end, (g.offsets[j] + g.sizes[j]) * k * elem);
+    }
+    for (size_t i = 1; i < g.members.size(); ++i) {
+      CopySegment seg;
+      seg.src = reinterpret_cast<const uint16_t*>(first);
+      seg.dst = reinterpret_cast<uint16_t*>(output(w.ranks[static_cast<size_t>(g.members[i])]));
+      seg.units = end / 2;
+      gpu0.Add<P>(seg, seg.units);
     }
   }
 }
@@ -460,16 +478,6 @@ int64_t BatchLaunch::WrongValues(const Work& w, size_t rank) const {
   uint64_t count = 0;
   std::memcpy(&count, pinned_base_ + l.pinned_offset + (l.seeds + b.counter) * 8, 8);
   return static_cast<int64_t>(count);
-}
-
-std::vector<int32_t> BatchLaunch::ReadCapturer(const Work& w, size_t rank) const {
-  const RankBuffers& b = w.ranks[rank];
-  std::vector<int32_t> out(
-      static_cast<size_t>(b.readback_rows * w.plan.num_layers * w.plan.top_k));
-  R3_CUDA(cudaSetDevice(devices_[static_cast<size_t>(b.device)].device()));
-  R3_CUDA(cudaMemcpy(out.data(), b.capturer, out.size() * sizeof(int32_t),
-                     cudaMemcpyDeviceToHost));
-  return out;
 }
 
 }  // namespace r3::gpu::internal

@@ -90,8 +90,6 @@ class BatchLaunch {
   void SetSeed(Work& w, uint64_t seed);
   // Values of the rank's capturer that differ from the model's expectation.
   int64_t WrongValues(const Work& w, size_t rank) const;
-  // The rank's checked capturer rows, copied to the host (the slow path).
-  std::vector<int32_t> ReadCapturer(const Work& w, size_t rank) const;
 
  private:
   void BuildTables(std::vector<Work>& works);
