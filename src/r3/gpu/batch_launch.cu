@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <type_traits>
 
 #include "r3/case/checked_math.h"
+#include "r3/case/parallel_for.h"
 #include "r3/gpu/decode.h"
 #include "r3/gpu/fill.h"
 #include "r3/gpu/internal/cuda_check.h"
@@ -225,14 +227,19 @@ CaptureTask CaptureOf(const Plan& p, const RankPlan& r, const RankBuffers& b) {
           p.num_layers, p.layer, bytes, p.capture_bugs};
 }
 
-// Every rank's tasks of the per-GPU phases, on its GPU's tables; each rank
-// gets its counter slot there.
-void AddRankTasks(Work& w, std::vector<Tables>& tables) {
+// Each rank's counter slot on its GPU (in case order, before the tables are
+// built in parallel).
+void AddCounters(Work& w, std::vector<Tables>& tables) {
+  for (RankBuffers& b : w.ranks) b.counter = tables[static_cast<size_t>(b.device)].counters++;
+}
+
+// Every rank's tasks of the per-GPU phases, on its GPU's tables.
+void AddRankTasks(const Work& w, std::vector<Tables>& tables) {
   const Plan& p = w.plan;
   const int64_t k = p.top_k;
   for (size_t i = 0; i < w.ranks.size(); ++i) {
     const RankPlan& r = p.ranks[i];
-    RankBuffers& b = w.ranks[i];
+    const RankBuffers& b = w.ranks[i];
     Tables& t = tables[static_cast<size_t>(b.device)];
     const int64_t seed = w.seed_index[static_cast<size_t>(b.device)];
     t.Add<kFill>(FillTask{b.full, r.full_rows, r.real_rows, k, r.dp, p.id_space, seed},
@@ -243,7 +250,6 @@ void AddRankTasks(Work& w, std::vector<Tables>& tables) {
     // buffer holds.
     if (r.replay_ok) t.Add<kReplay>(ReplayTask{b.routed, b.replay, r.n * k}, r.n * k);
     if (r.capture) t.Add<kCapture>(CaptureOf(p, r, b), (r.capture_end - r.capture_start) * k);
-    b.counter = t.counters++;
     t.Add<kJudge>(JudgeTask{b.capturer, b.readback_rows, p.num_layers, k, p.layer,
                             w.c->step.padded[static_cast<size_t>(r.dp)], r.dp, p.id_space, seed,
                             b.counter},
@@ -333,12 +339,44 @@ void AllocateWork(Work& w, std::vector<Bump>& bumps) {
 
 void BatchLaunch::BuildTables(std::vector<Work>& works) {
   std::vector<Tables> tables(devices_.size());
+  // Seeds and counters in case order; then the task tables of each chunk of
+  // cases on its own thread, appended in chunk order: the same bytes as one
+  // thread makes (a batch of 4096 cases has a million tasks).
   for (Work& w : works) {
     AddSeeds(w, tables);
-    AddRankTasks(w, tables);
-    if (w.nccl) continue;
-    AddEmulatedGathers<kDispatchGather>(w, tables[0]);
-    AddEmulatedGathers<kTpGather>(w, tables[0]);
+    AddCounters(w, tables);
+  }
+  // Eight chunks per thread, as ParallelFor wants, of at least 16 cases.
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  constexpr size_t kCasesPerChunk = 16;
+  const size_t chunks =
+      std::min<size_t>(size_t{threads} * 8, CeilDiv(works.size(), kCasesPerChunk));
+  std::vector<std::vector<Tables>> parts(std::max<size_t>(chunks, 1),
+                                         std::vector<Tables>(devices_.size()));
+  ParallelFor(parts.size(), threads, [&](size_t c) {
+    const size_t first = works.size() * c / parts.size();
+    const size_t last = works.size() * (c + 1) / parts.size();
+    for (size_t i = first; i < last; ++i) {
+      const Work& w = works[i];
+      AddRankTasks(w, parts[c]);
+      if (w.nccl) continue;
+      AddEmulatedGathers<kDispatchGather>(w, parts[c][0]);
+      AddEmulatedGathers<kTpGather>(w, parts[c][0]);
+    }
+  });
+  for (size_t d = 0; d < tables.size(); ++d) {
+    for (int ph = 0; ph < kPhaseCount; ++ph) {
+      TaskTable& into = tables[d].phase[ph];
+      size_t bytes = 0;
+      for (const std::vector<Tables>& part : parts) bytes += part[d].phase[ph].bytes.size();
+      into.bytes.reserve(bytes);
+      for (const std::vector<Tables>& part : parts) {
+        const TaskTable& from = part[d].phase[ph];
+        into.bytes.insert(into.bytes.end(), from.bytes.begin(), from.bytes.end());
+        into.count += from.count;
+        into.max_work = std::max(into.max_work, from.max_work);
+      }
+    }
   }
   layout_.clear();
   int64_t pinned_total = 0;
