@@ -112,21 +112,22 @@ TEST(PlanTest, GpuOnlyMutantsReachTheKernels) {
   const Plan none = PlanFor(c);
   EXPECT_EQ(none.capture_bugs, sut::kNoCaptureBug);
   EXPECT_EQ(none.gather_bugs, sut::kNoGatherBug);
-  const Plan stride = PlanFor(c, sut::MutantSet(sut::MutantNamed("gpu-layer-stride")));
-  EXPECT_EQ(stride.capture_bugs, sut::kLayerStrideBug);
-  EXPECT_EQ(stride.gather_bugs, sut::kNoGatherBug);
-  const Plan vec = PlanFor(c, sut::MutantSet(sut::MutantNamed("gpu-vec-groups")));
-  EXPECT_EQ(vec.capture_bugs, sut::kVecGroupsBug);
-  EXPECT_EQ(vec.gather_bugs, sut::kNoGatherBug);
-  const Plan tail = PlanFor(c, sut::MutantSet(sut::MutantNamed("gpu-tail-rows")));
-  EXPECT_EQ(tail.capture_bugs, sut::kTailRowsBug);
-  EXPECT_EQ(tail.gather_bugs, sut::kNoGatherBug);
-  const Plan reversed = PlanFor(c, sut::MutantSet(sut::MutantNamed("gpu-gather-reversed")));
-  EXPECT_EQ(reversed.capture_bugs, sut::kNoCaptureBug);
-  EXPECT_EQ(reversed.gather_bugs, sut::kReversedMembersBug);
-  const Plan skipped = PlanFor(c, sut::MutantSet(sut::MutantNamed("gpu-skipped-collective")));
-  EXPECT_EQ(skipped.capture_bugs, sut::kNoCaptureBug);
-  EXPECT_EQ(skipped.gather_bugs, sut::kLastMemberSkipsBug);
+  const struct {
+    const char* mutant;
+    int32_t capture_bugs;
+    int32_t gather_bugs;
+  } kExpected[] = {
+      {"gpu-layer-stride", sut::kLayerStrideBug, sut::kNoGatherBug},
+      {"gpu-vec-groups", sut::kVecGroupsBug, sut::kNoGatherBug},
+      {"gpu-tail-rows", sut::kTailRowsBug, sut::kNoGatherBug},
+      {"gpu-gather-reversed", sut::kNoCaptureBug, sut::kReversedMembersBug},
+      {"gpu-skipped-collective", sut::kNoCaptureBug, sut::kLastMemberSkipsBug},
+  };
+  for (const auto& e : kExpected) {
+    const Plan plan = PlanFor(c, sut::MutantSet(sut::MutantNamed(e.mutant)));
+    EXPECT_EQ(plan.capture_bugs, e.capture_bugs) << e.mutant;
+    EXPECT_EQ(plan.gather_bugs, e.gather_bugs) << e.mutant;
+  }
 }
 
 // The kernel runs when n fits the replay buffer, vLLM's `rows < n` check.
