@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "r3/gpu/arena.h"
-#include "r3/gpu/gpu.h"
 #include "r3/gpu/batch_launch.h"
+#include "r3/gpu/gpu.h"
 
 namespace r3::gpu::internal {
 

@@ -12,11 +12,11 @@
 
 #include "r3/case/parallel_for.h"
 #include "r3/gpu/arena.h"
+#include "r3/gpu/batch_launch.h"
 #include "r3/gpu/collectives.h"
 #include "r3/gpu/decode.h"
 #include "r3/gpu/gpu.h"
 #include "r3/gpu/graph_runner.h"
-#include "r3/gpu/batch_launch.h"
 
 namespace r3::gpu {
 
