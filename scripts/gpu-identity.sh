@@ -22,6 +22,7 @@ commands=(
   "check --gpu --json ${seeds[*]}"
   "check --gpu --gpu-ranks emulated --gpu-graph ${seeds[*]}"
   "check --gpu --mutant gpu-layer-stride ${seeds[*]}"
+  "check --gpu --gpu-ranks emulated --gpu-graph --mutant gpu-layer-stride ${seeds[*]}"
   "verify --corpus corpus --gpu --cases 20000 --seed 3"
   "verify --corpus corpus --gpu --gpu-ranks emulated --cases 65536 --seed 1"
   "verify --corpus corpus --gpu --cases 4000 --mutant no-sp-trim"

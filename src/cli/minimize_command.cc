@@ -19,6 +19,7 @@
 #include "cli/sut_flags.h"
 #include "r3/check/report.h"
 #include "r3/minimize/minimize.h"
+#include "r3/sut/mutants.h"
 
 namespace r3::cli {
 namespace {
@@ -75,6 +76,18 @@ void Save(const std::string& name, const std::string& text) {
 void RunMinimize(const MinimizeArgs& args, int* exit_code) {
   // The case first: a bad file is exit 2 before any engine starts.
   RejectGpuWithEngine(args.gpu, args.flags);
+  // The regression suite replays saved cases on the host, where a GPU-only
+  // mutant changes nothing: such a file would fail it at once.
+  if (args.save->count() > 0) {
+    for (const std::string& name : args.flags.mutants) {
+      const auto m = sut::FindMutant(name);
+      if (m && sut::GetMutantInfo(*m).gpu_only) {
+        throw UsageError("--save: --mutant " + name + " lives in the GPU capture path, and "
+                         "corpus/regressions/ is replayed on the host, where the case would "
+                         "pass; keep the printed case instead");
+      }
+    }
+  }
   // A bigger budget overflows the deadline: "budget exhausted" at once.
   if (args.budget_ms > kMaxBudgetMs) {
     throw UsageError("--budget-ms: must be at most " + std::to_string(kMaxBudgetMs) + " (a day)");

@@ -99,9 +99,13 @@ void RunSizing(const SizingArgs& args, int* exit_code) {
                      "here takes an engine (vllm:PATH | exec:CMD)");
   }
   RejectGpuWithEngine(args.gpu, args.flags);
+  // A bad case file is exit 2 before a GPU starts (an engine starts first,
+  // as it always did).
+  std::optional<Case> read_first;
+  if (!args.flags.IsEngine()) read_first = ReadCaseArg(args.path);
   const std::shared_ptr<sut::Producer> producer = MakeProducer(args.flags, args.gpu);
   const sut::MutantSet& mutants = producer->options().mutants;
-  const Case c = ReadCaseArg(args.path);
+  const Case c = read_first ? *read_first : ReadCaseArg(args.path);
   std::optional<check::EngineSizing> engine;
   if (args.flags.IsEngine()) engine = EngineSizingOf(c, *producer, args.flags.sut);
   std::optional<sut::Observation> device;

@@ -22,6 +22,7 @@
 
 #include "cli/commands.h"
 #include "cli/first_bad.h"
+#include "cli/gpu_flags.h"
 #include "cli/number_flags.h"
 #include "cli/sut_flags.h"
 #include "cli/verify_cases.h"
@@ -219,6 +220,7 @@ class Sweeper {
     probe.sut = "vllm:installed";
     engine::EngineSpec unused;
     (void)probe.Options(&unused);
+    RejectGpuOnlyMutants(/*gpu_path=*/false, args_.flags);
     settings_.flags = args_.flags;
     settings_.corpus = ListVerifyCorpus(ResolveVerifyCorpus(args_.corpus));
     settings_.cases = args_.cases;

@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
+#include "r3/case/case_format.h"
 #include "r3/case/checked_math.h"
+#include "r3/case/corpus.h"
 #include "r3/case/limits.h"
 #include "r3/model/sizing.h"
+#include "r3check_config.h"
 #include "tests/testing/test_case.h"
 
 namespace r3::check {
@@ -120,17 +124,20 @@ TEST(RunCaseTest, AnExternalBatchIsJudgedCaseByCaseInOrder) {
 // A producer that checks on a device: a wrong value its rows cannot show
 // (another layer, a cell outside the captured rows) still fails the case,
 // at the mismatch's rank, unless a violation already says the case fails.
+// The violation names the step the rows came from (a graph's kept replay),
+// not the sum over every replay.
 TEST(RunCaseTest, ADevicesUnseenWrongValueIsARowsExactViolation) {
   const Case c = testing::MakeCase({.tokens = {5, 3}});
   sut::Observation clean = sut::RunSut(c, {});
   clean.device.emplace();
-  clean.device->wrong_values = 0;
   EXPECT_TRUE(JudgeObservation(c, clean).verdict.ok());
 
   sut::Observation wrong = clean;
-  wrong.device->wrong_values = 2;
-  wrong.device->first_mismatch = sut::Mismatch{.dp = 1, .tp = 0, .row = 3, .layer = 1, .k = 2,
-                                               .got = 7, .expected = 9};
+  wrong.device->wrong_values = 6;  // three replays
+  wrong.device->first_mismatch = sut::Mismatch{.dp = 0, .row = 1};
+  wrong.device->step_wrong_values = 2;
+  wrong.device->step_first_mismatch = sut::Mismatch{.dp = 1, .tp = 0, .row = 3, .layer = 1,
+                                                    .k = 2, .got = 7, .expected = 9};
   const CaseResult r = JudgeObservation(c, wrong);
   ASSERT_EQ(r.verdict.violations.size(), 1u);
   const Violation& v = r.verdict.violations[0];
@@ -143,6 +150,11 @@ TEST(RunCaseTest, ADevicesUnseenWrongValueIsARowsExactViolation) {
   EXPECT_EQ(r.explained[0], nullptr);
   EXPECT_FALSE(r.PassesOrKnown());
 
+  // Wrong values in other replays only: the rows shown are right.
+  sut::Observation other_replays = clean;
+  other_replays.device->wrong_values = 4;
+  EXPECT_TRUE(JudgeObservation(c, other_replays).verdict.ok());
+
   // The rows already show the failure: no second violation for the values.
   sut::Observation shown = wrong;
   shown.ranks[0].captured.clear();
@@ -152,9 +164,26 @@ TEST(RunCaseTest, ADevicesUnseenWrongValueIsARowsExactViolation) {
     EXPECT_EQ(x.message.find("wrong values in the capturer buffer"), std::string::npos);
   }
   // Without a device, nothing is added.
-  sut::Observation host = clean;
+  sut::Observation host = wrong;
   host.device.reset();
   EXPECT_TRUE(JudgeObservation(c, host).verdict.ok());
+}
+
+// A known finding that explains the rows still passes with wrong values
+// behind it: the values are the finding's, not a new failure.
+TEST(RunCaseTest, WrongValuesBehindAKnownFindingStillPass) {
+  for (const std::string& path : ListCaseFiles(std::string(R3CHECK_SOURCE_CORPUS) + "/findings")) {
+    const Case c = LoadCaseFile(path);
+    sut::Observation obs = sut::RunSut(c, {});
+    const CaseResult host = JudgeObservation(c, obs);
+    ASSERT_FALSE(host.verdict.ok()) << path;
+    ASSERT_TRUE(host.PassesOrKnown()) << path;
+    obs.device.emplace();
+    obs.device->wrong_values = obs.device->step_wrong_values = 5;
+    const CaseResult r = JudgeObservation(c, obs);
+    EXPECT_EQ(r.verdict.violations.size(), host.verdict.violations.size()) << path;
+    EXPECT_TRUE(r.PassesOrKnown()) << path;
+  }
 }
 
 }  // namespace

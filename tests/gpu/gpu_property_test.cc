@@ -208,8 +208,6 @@ RC_GTEST_PROP(GpuPropertyTest, EmulatedBatchesMatchTheHostSut, ()) {
   AssertMatchesHost(cases, RankMode::kEmulated, {});
 }
 
-// With two GPUs every case of 2 or more ranks runs over NCCL: one rank per
-// GPU, or ranks spread round-robin.
 // The host suite's property body (properties/invariant_property.h) with the
 // GPU path as its producer, on cases that fit the device (the host suite's
 // generator draws replay buffers of up to 16 GiB per case).
@@ -217,6 +215,8 @@ RC_GTEST_PROP(GpuInvariantProperties, EveryInvariantHoldsOnTheGpuPath, ()) {
   props::CheckCase(*GenCase({}), std::nullopt, SharedRunner(RankMode::kEmulated));
 }
 
+// With two GPUs every case of 2 or more ranks runs over NCCL: one rank per
+// GPU, or ranks spread round-robin.
 RC_GTEST_PROP(GpuPropertyTest, NcclBatchesMatchTheHostSut, ()) {
   const auto cases = *rc::gen::container<std::vector<Case>>(
       *rc::gen::inRange<size_t>(1, 9), GenCase({.max_dp = 3, .max_tp = 2}));

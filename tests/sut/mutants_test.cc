@@ -108,7 +108,7 @@ TEST(MutantsTest, CapturerRowsPerShardLeavesAnEnginesBufferAlone) {
                                    "/seeds/tp2-dp2-warmup-odd-m.r3case");
   SutOptions options{.mutants = MutantSet(Mutant::kCapturerRowsPerShard)};
   const DispatchPlan plan = PlanDispatch(warmup, options.mutants);
-  EXPECT_EQ(ObserveDispatch(warmup, options, plan).capturer_rows, 4);
+  EXPECT_EQ(ObserveDispatch(warmup, options, plan, Capturer::kBuiltIn).capturer_rows, 4);
   EXPECT_EQ(ObserveDispatch(warmup, options, plan, Capturer::kEngine).capturer_rows, 7);
   EXPECT_TRUE(GetMutantInfo(Mutant::kCapturerRowsPerShard).host_capture);
 }

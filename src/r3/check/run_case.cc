@@ -14,13 +14,13 @@ namespace {
 // rows, another layer) still fails the case.
 void AddDeviceViolation(CaseResult& result) {
   const std::optional<sut::DeviceCheck>& device = result.observation.device;
-  if (!device || device->wrong_values == 0 || !result.verdict.ok()) return;
-  const sut::Mismatch m = device->first_mismatch.value_or(sut::Mismatch{});
+  if (!device || device->step_wrong_values == 0 || !result.verdict.ok()) return;
+  const sut::Mismatch m = device->step_first_mismatch.value_or(sut::Mismatch{});
   Violation v;
   v.invariant = Invariant::kRowsExact;
   v.dp = m.dp;
   v.tp = m.tp;
-  v.message = "gpu: " + std::to_string(device->wrong_values) +
+  v.message = "gpu: " + std::to_string(device->step_wrong_values) +
               " wrong values in the capturer buffer, first at row " + std::to_string(m.row) +
               " layer " + std::to_string(m.layer) + " k " + std::to_string(m.k) + ": got " +
               std::to_string(m.got) + ", expected " + std::to_string(m.expected);

@@ -190,6 +190,8 @@ sut::Observation AssembleObservation(const Plan& plan, const sut::Observation& h
   device.values_checked = decoded.values_checked;
   device.wrong_values = decoded.wrong_values;
   device.first_mismatch = decoded.first_mismatch;
+  device.step_wrong_values = decoded.wrong_values;
+  device.step_first_mismatch = decoded.first_mismatch;
   return obs;
 }
 

@@ -65,9 +65,15 @@ struct DeviceCheck {
   uint64_t seed = 0;  // fill seed of the (last) step checked
   int64_t layer = 0;  // the MoE layer whose capture is checked
   int64_t steps = 0;  // steps checked (graph replays)
+  // Summed over the steps; first_mismatch is the first step's.
   int64_t values_checked = 0;
   int64_t wrong_values = 0;
   std::optional<Mismatch> first_mismatch;
+  // The same of the one step whose rows the observation shows (in graph
+  // mode the replay kept; else the totals): what the judge's rows-exact
+  // violation names.
+  int64_t step_wrong_values = 0;
+  std::optional<Mismatch> step_first_mismatch;
 };
 
 struct Observation {

@@ -85,7 +85,7 @@ class CaptureRun {
     prefix_tokens_ = Prefix(num_tokens_);
     IndexRoutedTensors();
 
-    Observation obs = ObserveDispatch(c_, opt_, plan_);
+    Observation obs = ObserveDispatch(c_, opt_, plan_, Capturer::kBuiltIn);
     capturer_rows_ = obs.capturer_rows;
     for (int64_t d = 0; d < cfg_.dp; ++d) {
       for (int64_t t = 0; t < cfg_.tp; ++t) Capture(obs.ranks[Index(d, t)]);

@@ -57,7 +57,7 @@ enum class Capturer { kBuiltIn, kEngine };
 // the replay buffer and its check per rank, n per rank, dtypes. RunSut and
 // the engine SUTs fill in the capture on top of it.
 Observation ObserveDispatch(const Case& c, const SutOptions& options, const DispatchPlan& plan,
-                            Capturer capturer = Capturer::kBuiltIn);
+                            Capturer capturer);
 
 }  // namespace r3::sut
 
