@@ -1,7 +1,7 @@
 #include "r3/case/rows.h"
 
 #include <algorithm>
-#include <sstream>
+#include <charconv>
 
 #include "r3/case/checked_math.h"
 
@@ -33,18 +33,33 @@ int64_t TotalRows(const RowRuns& runs) {
 
 std::string DescribeRuns(const RowRuns& runs) {
   if (runs.empty()) return "(no rows)";
-  std::ostringstream out;
+  // Appends, not a stream: a misplaced capture has a run per row, and the
+  // judge describes every failing rank's runs.
+  std::string out;
+  out.reserve(runs.size() * 16);
+  const auto number = [&out](int64_t v) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    out.append(digits, end);
+  };
   bool first = true;
   for (const RowRun& run : runs) {
-    if (!first) out << ' ';
+    if (!first) out += ' ';
     first = false;
     if (run.is_pad()) {
-      out << "pad" << run.count;
+      out += "pad";
+      number(run.count);
     } else {
-      out << "dp" << run.dp << '[' << run.first << ".." << run.first + run.count << ')';
+      out += "dp";
+      number(run.dp);
+      out += '[';
+      number(run.first);
+      out += "..";
+      number(run.first + run.count);
+      out += ')';
     }
   }
-  return out.str();
+  return out;
 }
 
 RowTensor::RowTensor(RowRuns runs) : runs_(std::move(runs)) {
