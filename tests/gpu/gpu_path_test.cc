@@ -12,7 +12,9 @@
 #include "r3/case/case_format.h"
 #include "r3/check/run_case.h"
 #include "r3/gpu/gpu.h"
+#include "r3/check/report.h"
 #include "r3/minimize/minimize.h"
+#include "r3/sample/case_sampler.h"
 #include "r3/sut/mutants.h"
 #include "r3check_config.h"
 #include "gpu_testing.h"
@@ -375,6 +377,59 @@ TEST(GpuPathTest, HostMutantsAreCaughtOnTheGpuAsOnTheHost) {
       EXPECT_EQ(killed, 0) << info.name;
     } else {
       EXPECT_GT(killed, 0) << info.name << " survives every seed on the GPU";
+    }
+  }
+}
+
+// A failing case comes back as the device judge's summary, its capture
+// layer's rows and, for each of them, the row of the step the device's row
+// index found: what that decodes to must be what reading every checked value
+// back and judging and indexing it on the host gives (a full read back also
+// throws when a rank's device summary differs from the host's), and what the
+// host's index gives when the device has no memory for row indexes. Sampled
+// cases, in batches, under every mutant that leaves wrong values.
+TEST(GpuPathTest, TheDeviceSummaryIsWhatTheHostJudgesFromEveryValue) {
+  sample::CaseSampler sampler(/*seed=*/5);
+  std::vector<Case> cases;
+  while (cases.size() < 1200) cases.push_back(sampler.Next());
+  int64_t baseline = -1;  // cases with wrong values and no mutant (known findings)
+  for (const char* name : {"", "no-sp-trim", "gpu-tail-rows", "gpu-layer-stride",
+                           "gpu-vec-groups", "gpu-gather-reversed"}) {
+    const sut::MutantSet mutants =
+        *name == '\0' ? sut::MutantSet() : sut::MutantSet(sut::MutantNamed(name));
+    GpuOptions o = Options(RankMode::kEmulated, mutants);
+    Runner summary(o);
+    GpuOptions host_index = o;
+    host_index.row_index_bytes = 0;
+    Runner no_index(host_index);
+    o.full_readback = true;
+    Runner full(o);
+    std::vector<sut::Observation> a = summary.Observe(cases);
+    std::vector<sut::Observation> b = full.Observe(cases);
+    std::vector<sut::Observation> c = no_index.Observe(cases);
+    int64_t wrong_cases = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      wrong_cases += a[i].device->wrong_values > 0 ? 1 : 0;
+      const std::string text =
+          check::ExplainJson(cases[i], check::JudgeObservation(cases[i], std::move(a[i])), summary)
+              .dump();
+      ASSERT_EQ(text,
+                check::ExplainJson(cases[i], check::JudgeObservation(cases[i], std::move(b[i])),
+                                   full)
+                    .dump())
+          << name << " " << PrintCase(cases[i]);
+      ASSERT_EQ(text,
+                check::ExplainJson(cases[i], check::JudgeObservation(cases[i], std::move(c[i])),
+                                   no_index)
+                    .dump())
+          << name << " " << PrintCase(cases[i]);
+    }
+    // Each mutant leaves wrong values in more cases than the known findings
+    // do, so the summary and the lookups are tested.
+    if (*name == '\0') {
+      baseline = wrong_cases;
+    } else {
+      EXPECT_GT(wrong_cases, baseline) << name;
     }
   }
 }

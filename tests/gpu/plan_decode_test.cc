@@ -510,6 +510,49 @@ TEST(DecodeTest, TheFirstMismatchNamesItsRank) {
   EXPECT_EQ(d.first_mismatch->expected, kUnwritten);
 }
 
+// The judge's summary per rank: the count, the first wrong value's flat
+// index in (rows, L, K) and the value there (what the device's judge writes).
+TEST(SummarizeTest, EachRankHasItsCountAndFirstWrongValue) {
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
+  auto bufs = CorrectReadback(c, plan, seed);
+  const int64_t k = plan.top_k;
+  const int64_t layers = plan.num_layers;
+  const int64_t stray = (4 * layers + (plan.layer + 1) % layers) * k;
+  bufs[0][static_cast<size_t>(stray)] = 7;
+  const int64_t poisoned = (2 * layers + plan.layer) * k + 1;
+  bufs[0][static_cast<size_t>(poisoned)] = kPoison;
+  const std::vector<RankSummary> s = Summarize(c, plan, seed, View(bufs, c, plan));
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].wrong_values, 2);
+  EXPECT_EQ(s[0].first_index, poisoned);
+  EXPECT_EQ(s[0].first_got, kPoison);
+  EXPECT_EQ(s[1].wrong_values, 0);
+  EXPECT_EQ(s[1].first_index, -1);
+  // DecodeSummary names the same first mismatch from the summary alone.
+  const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+  ASSERT_TRUE(d.first_mismatch.has_value());
+  EXPECT_EQ(d.first_mismatch->row, 2);
+  EXPECT_EQ(d.first_mismatch->layer, plan.layer);
+  EXPECT_EQ(d.first_mismatch->k, 1);
+  EXPECT_EQ(d.first_mismatch->got, kPoison);
+  EXPECT_EQ(d.first_mismatch->expected, FillValue(seed, 0, 2, 1, plan.id_space));
+}
+
+// An unclaimed row past the DP rank's rows, equal to many rows of the step
+// (one expert: every fill is 0), is the step row indexed last: DP1's last
+// row. (The order the decode has always given; outputs depend on it.)
+TEST(DecodeTest, AnUnclaimedRowOfManyEqualFillsIsTheLastStepRow) {
+  auto [c, seed, host, plan] = PlanCase(ParseCase(
+      "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
+      "top_k 1\nnum_experts 1\nnum_layers 2\ntokens 6 4\n",
+      "test"));
+  plan.ranks[1].capture_end += 1;  // one row past DP1's 4 rows, claimed as nothing
+  auto bufs = CorrectReadback(c, plan, seed);
+  PutRow(bufs[1], plan, seed, /*row=*/4, /*dp=*/0, /*token=*/0);
+  const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
+  EXPECT_EQ(d.captured[1], (RowRuns{{1, 0, 4}, {1, 3, 1}}));
+}
+
 // Every row the judge reads: the DP rank's rows or the capture slice,
 // whichever is longer, and one more, within the capturer buffer.
 TEST(ReadbackRowsTest, TheRanksRowsOrItsSliceAndOneMore) {

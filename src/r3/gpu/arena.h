@@ -1,5 +1,6 @@
 // Per-GPU memory of the runner: a stream, one data allocation carved up per
-// batch, one allocation for the batch's task tables, and pinned host memory
+// batch, one allocation for the batch's task tables, one for the slow
+// cases' read back, and pinned host memory
 // for the tables' upload and the judge's counters. Allocations only grow;
 // all of it is freed by RAII. Included by .cu files only.
 #ifndef R3_GPU_ARENA_H_
@@ -25,6 +26,10 @@ class DeviceArena {
   // task tables; earlier contents are lost when it grows.
   char* Data(int64_t bytes) { return Grow(data_, data_capacity_, bytes, int64_t{64} << 20); }
   char* Tables(int64_t bytes) { return Grow(tables_, tables_capacity_, bytes, int64_t{1} << 20); }
+  // The slow cases' read back: its pack table and staging rows.
+  char* Readback(int64_t bytes) {
+    return Grow(readback_, readback_capacity_, bytes, int64_t{1} << 20);
+  }
 
  private:
   char* Grow(DeviceMemory& memory, int64_t& capacity, int64_t bytes, int64_t minimum) {
@@ -44,6 +49,8 @@ class DeviceArena {
   int64_t data_capacity_ = 0;
   DeviceMemory tables_;
   int64_t tables_capacity_ = 0;
+  DeviceMemory readback_;
+  int64_t readback_capacity_ = 0;
 };
 
 class PinnedArena {

@@ -1,7 +1,9 @@
 #include "r3/gpu/batch_launch.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <span>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -227,10 +229,14 @@ CaptureTask CaptureOf(const Plan& p, const RankPlan& r, const RankBuffers& b) {
           p.num_layers, p.layer, bytes, p.capture_bugs};
 }
 
-// Each rank's counter slot on its GPU (in case order, before the tables are
-// built in parallel).
+// Each rank's judge summary slots on its GPU (in case order, before the
+// tables are built in parallel).
 void AddCounters(Work& w, std::vector<Tables>& tables) {
-  for (RankBuffers& b : w.ranks) b.counter = tables[static_cast<size_t>(b.device)].counters++;
+  for (RankBuffers& b : w.ranks) {
+    int64_t& counters = tables[static_cast<size_t>(b.device)].counters;
+    b.counter = counters;
+    counters += kJudgeSlots;
+  }
 }
 
 // Every rank's tasks of the per-GPU phases, on its GPU's tables.
@@ -259,30 +265,28 @@ void AddRankTasks(const Work& w, std::vector<Tables>& tables) {
 
 // One GPU's blob, `pinned_offset` bytes into the pinned buffer:
 // [seeds | counters], then the phases' tables in phase order, each aligned.
-BlobLayout LayOut(const Tables& t, int64_t pinned_offset) {
+// `phases`: the GPU's tasks, in the parts that make up each table.
+BlobLayout LayOut(const Tables& t, std::span<const Tables* const> parts, int64_t pinned_offset) {
   BlobLayout l;
   l.seeds = static_cast<int64_t>(t.seeds.size());
   l.counters = t.counters;
   l.header_bytes = (l.seeds + l.counters) * 8;
   int64_t offset = Align(l.header_bytes);
-  for (const TaskTable& table : t.phase) {
-    l.tables.push_back({.offset = offset, .count = table.count, .max_work = table.max_work});
-    offset += Align(static_cast<int64_t>(table.bytes.size()));
+  for (int ph = 0; ph < kPhaseCount; ++ph) {
+    BlobLayout::Table table{.offset = offset};
+    int64_t bytes = 0;
+    for (const Tables* part : parts) {
+      const TaskTable& from = part->phase[ph];
+      bytes += static_cast<int64_t>(from.bytes.size());
+      table.count += from.count;
+      table.max_work = std::max(table.max_work, from.max_work);
+    }
+    l.tables.push_back(table);
+    offset += Align(bytes);
   }
   l.total_bytes = offset;
   l.pinned_offset = pinned_offset;
   return l;
-}
-
-// Writes the blob `l` lays out into `blob`: the seeds, zeroed counters and
-// the tables.
-void Pack(const Tables& t, const BlobLayout& l, char* blob) {
-  std::memcpy(blob, t.seeds.data(), t.seeds.size() * 8);
-  std::memset(blob + l.seeds * 8, 0, static_cast<size_t>(l.counters * 8));
-  for (int i = 0; i < kPhaseCount; ++i) {
-    const std::vector<char>& bytes = t.phase[i].bytes;
-    if (!bytes.empty()) std::memcpy(blob + l.tables[i].offset, bytes.data(), bytes.size());
-  }
 }
 
 PhaseArgs ArgsOf(const BlobLayout& l, int phase, cudaStream_t stream) {
@@ -340,8 +344,9 @@ void AllocateWork(Work& w, std::vector<Bump>& bumps) {
 void BatchLaunch::BuildTables(std::vector<Work>& works) {
   std::vector<Tables> tables(devices_.size());
   // Seeds and counters in case order; then the task tables of each chunk of
-  // cases on its own thread, appended in chunk order: the same bytes as one
-  // thread makes (a batch of 4096 cases has a million tasks).
+  // cases on its own thread, each chunk's tasks copied to the pinned blob
+  // after the chunks before it: the same bytes as one thread makes (a batch
+  // of 4096 cases has a million tasks).
   for (Work& w : works) {
     AddSeeds(w, tables);
     AddCounters(w, tables);
@@ -364,31 +369,42 @@ void BatchLaunch::BuildTables(std::vector<Work>& works) {
       AddEmulatedGathers<kTpGather>(w, parts[c][0]);
     }
   });
-  for (size_t d = 0; d < tables.size(); ++d) {
-    for (int ph = 0; ph < kPhaseCount; ++ph) {
-      TaskTable& into = tables[d].phase[ph];
-      size_t bytes = 0;
-      for (const std::vector<Tables>& part : parts) bytes += part[d].phase[ph].bytes.size();
-      into.bytes.reserve(bytes);
-      for (const std::vector<Tables>& part : parts) {
-        const TaskTable& from = part[d].phase[ph];
-        into.bytes.insert(into.bytes.end(), from.bytes.begin(), from.bytes.end());
-        into.count += from.count;
-        into.max_work = std::max(into.max_work, from.max_work);
-      }
-    }
-  }
   layout_.clear();
   int64_t pinned_total = 0;
-  for (const Tables& t : tables) {
-    layout_.push_back(LayOut(t, pinned_total));
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    std::vector<const Tables*> of_gpu;
+    for (const std::vector<Tables>& part : parts) of_gpu.push_back(&part[d]);
+    layout_.push_back(LayOut(tables[d], of_gpu, pinned_total));
     pinned_total += layout_.back().total_bytes;
   }
   pinned_base_ = pinned_.Get(std::max<int64_t>(pinned_total, 1));
+  // Where each chunk's tasks go: after the earlier chunks' in each table.
+  std::vector<std::vector<std::array<int64_t, kPhaseCount>>> at(
+      parts.size(), std::vector<std::array<int64_t, kPhaseCount>>(devices_.size()));
   for (size_t d = 0; d < devices_.size(); ++d) {
-    BlobLayout& l = layout_[d];
-    l.device_base = devices_[d].Tables(std::max<int64_t>(l.total_bytes, 1));
-    Pack(tables[d], l, pinned_base_ + l.pinned_offset);
+    const BlobLayout& l = layout_[d];
+    char* blob = pinned_base_ + l.pinned_offset;
+    std::memcpy(blob, tables[d].seeds.data(), tables[d].seeds.size() * 8);
+    std::memset(blob + l.seeds * 8, 0, static_cast<size_t>(l.counters * 8));
+    for (int ph = 0; ph < kPhaseCount; ++ph) {
+      int64_t offset = l.pinned_offset + l.tables[static_cast<size_t>(ph)].offset;
+      for (size_t c = 0; c < parts.size(); ++c) {
+        at[c][d][static_cast<size_t>(ph)] = offset;
+        offset += static_cast<int64_t>(parts[c][d].phase[ph].bytes.size());
+      }
+    }
+  }
+  ParallelFor(parts.size(), threads, [&](size_t c) {
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      for (int ph = 0; ph < kPhaseCount; ++ph) {
+        const std::vector<char>& bytes = parts[c][d].phase[ph].bytes;
+        if (bytes.empty()) continue;
+        std::memcpy(pinned_base_ + at[c][d][static_cast<size_t>(ph)], bytes.data(), bytes.size());
+      }
+    }
+  });
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    layout_[d].device_base = devices_[d].Tables(std::max<int64_t>(layout_[d].total_bytes, 1));
   }
 }
 
@@ -510,12 +526,18 @@ void BatchLaunch::SetSeed(Work& w, uint64_t seed) {
   }
 }
 
-int64_t BatchLaunch::WrongValues(const Work& w, size_t rank) const {
+RankSummary BatchLaunch::Summary(const Work& w, size_t rank) const {
   const RankBuffers& b = w.ranks[rank];
   const BlobLayout& l = layout_[static_cast<size_t>(b.device)];
-  uint64_t count = 0;
-  std::memcpy(&count, pinned_base_ + l.pinned_offset + (l.seeds + b.counter) * 8, 8);
-  return static_cast<int64_t>(count);
+  uint64_t slots[kJudgeSlots];
+  std::memcpy(slots, pinned_base_ + l.pinned_offset + (l.seeds + b.counter) * 8, sizeof slots);
+  RankSummary s;
+  s.wrong_values = static_cast<int64_t>(slots[kWrongSlot]);
+  if (s.wrong_values > 0) {
+    s.first_index = static_cast<int64_t>(~slots[kFirstSlot]);
+    s.first_got = static_cast<int32_t>(static_cast<uint32_t>(slots[kGotSlot]));
+  }
+  return s;
 }
 
 }  // namespace r3::gpu::internal

@@ -1,7 +1,7 @@
 // One batch's launch on the GPUs: every case's buffers placed in the arenas,
 // every phase (fill, dispatch all-gather, stand-in kernel, TP all-gather,
 // capture, judge) one launch per GPU over a task table, and the judge's
-// per-rank counts of wrong values read back. Used by the batch runner and,
+// per-rank summaries (wrong values, the first of them) read back. Used by the batch runner and,
 // phase by phase, by the graph runner. Included by .cu files only.
 #ifndef R3_GPU_BATCH_LAUNCH_H_
 #define R3_GPU_BATCH_LAUNCH_H_
@@ -13,6 +13,7 @@
 #include "r3/case/case.h"
 #include "r3/gpu/arena.h"
 #include "r3/gpu/collectives.h"
+#include "r3/gpu/decode.h"
 #include "r3/gpu/gpu.h"
 #include "r3/gpu/internal/bump.h"
 #include "r3/gpu/kernels.h"
@@ -30,7 +31,7 @@ struct RankBuffers {
   char* tp_gathered = nullptr;
   int32_t* capturer = nullptr;
   int64_t readback_rows = 0;  // capturer rows the judge checks
-  int64_t counter = 0;        // this rank's slot among its GPU's counters
+  int64_t counter = 0;        // this rank's first judge slot among its GPU's counters
 };
 
 // One case of a batch, from plan to buffers.
@@ -88,8 +89,9 @@ class BatchLaunch {
   void Run(std::vector<Work>& works);
 
   void SetSeed(Work& w, uint64_t seed);
-  // Values of the rank's capturer that differ from the model's expectation.
-  int64_t WrongValues(const Work& w, size_t rank) const;
+  // What the judge found in the rank's capturer: its wrong values and the
+  // first of them. Valid after Wait().
+  RankSummary Summary(const Work& w, size_t rank) const;
 
  private:
   void BuildTables(std::vector<Work>& works);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <vector>
 
 #include "r3/gpu/fill.h"
 
@@ -13,12 +14,6 @@ struct Identity {
   int64_t token = 0;
 };
 
-uint64_t RowHash(const int32_t* values, int64_t k) {
-  uint64_t h = 0x243F6A8885A308D3ull;
-  for (int64_t i = 0; i < k; ++i) h = Mix64(h ^ static_cast<uint32_t>(values[i]));
-  return h;
-}
-
 // Every row of the step, by the hash of its fill; built only when a row does
 // not match the model's expectation.
 class RowIndex {
@@ -26,16 +21,24 @@ class RowIndex {
   RowIndex(const Case& c, uint64_t seed, int64_t id_space)
       : c_(c), seed_(seed), id_space_(id_space) {}
 
+  // The claim when it is a row of the step with these values; else the row
+  // indexed last among those with these values (the order the multimap this
+  // replaced returned them in; one lookup, not a walk over every equal fill).
   std::optional<Identity> Find(const int32_t* values, const Identity& claim) {
     Build();
-    const auto [lo, hi] = index_.equal_range(RowHash(values, c_.config.top_k));
-    std::optional<Identity> found;
-    for (auto it = lo; it != hi; ++it) {
-      if (!Matches(values, it->second)) continue;
-      if (it->second.dp == claim.dp && it->second.token == claim.token) return claim;
-      if (!found) found = it->second;
+    const auto at = index_.find(RowHash(values, c_.config.top_k));
+    if (at == index_.end()) return std::nullopt;
+    if (IsStepRow(claim) && Matches(values, claim)) return claim;
+    const std::vector<Identity>& same = at->second;
+    for (auto it = same.rbegin(); it != same.rend(); ++it) {
+      if (Matches(values, *it)) return *it;
     }
-    return found;
+    return std::nullopt;
+  }
+
+  bool IsStepRow(const Identity& id) const {
+    return id.dp >= 0 && id.dp < c_.config.dp && id.token >= 0 &&
+           id.token < c_.step.padded[static_cast<size_t>(id.dp)];
   }
 
   bool Matches(const int32_t* values, const Identity& id) const {
@@ -55,7 +58,7 @@ class RowIndex {
         for (int64_t k = 0; k < c_.config.top_k; ++k) {
           row[static_cast<size_t>(k)] = FillValue(seed_, d, t, k, id_space_);
         }
-        index_.emplace(RowHash(row.data(), c_.config.top_k), Identity{d, t});
+        index_[RowHash(row.data(), c_.config.top_k)].push_back(Identity{d, t});
       }
     }
   }
@@ -64,7 +67,7 @@ class RowIndex {
   uint64_t seed_;
   int64_t id_space_;
   bool built_ = false;
-  std::unordered_multimap<uint64_t, Identity> index_;
+  std::unordered_map<uint64_t, std::vector<Identity>> index_;  // in (d, t) order
 };
 
 // The host SUT's claim for each captured row, expanded.
@@ -76,6 +79,17 @@ Identity ClaimAt(const RowRuns& runs, int64_t row) {
   return {};
 }
 
+// A captured row that is neither its claim, the model's row nor padding:
+// the device's answer when it has one, else the host's index.
+std::optional<Identity> Lookup(RowIndex& index, const CaptureRows& rows, int64_t row,
+                               const int32_t* got, const Identity& claim) {
+  if (rows.found != nullptr && rows.found[row] != kAskTheHost) {
+    if (rows.found[row] == kNoStepRow) return std::nullopt;
+    return Identity{PackedDp(rows.found[row]), PackedToken(rows.found[row])};
+  }
+  return index.Find(got, claim);
+}
+
 }  // namespace
 
 int64_t ReadbackRows(const Plan& plan, const Case& c, size_t rank) {
@@ -85,59 +99,112 @@ int64_t ReadbackRows(const Plan& plan, const Case& c, size_t rank) {
   return std::min(plan.capturer_rows, rows + 1);
 }
 
-Decoded Decode(const Case& c, const Plan& plan, const sut::Observation& host, uint64_t seed,
-               std::span<const Readback> readback) {
+std::vector<RankSummary> Summarize(const Case& c, const Plan& plan, uint64_t seed,
+                                   std::span<const Readback> readback) {
   const int64_t k_size = plan.top_k;
   const int64_t layers = plan.num_layers;
-  Decoded out;
-  out.captured.resize(plan.ranks.size());
-  RowIndex index(c, seed, plan.id_space);
-  std::vector<int32_t> want(static_cast<size_t>(k_size));
+  std::vector<RankSummary> out(plan.ranks.size());
   for (size_t i = 0; i < plan.ranks.size(); ++i) {
     const RankPlan& r = plan.ranks[i];
     const Readback& rb = readback[i];
     const int64_t real = c.step.padded[static_cast<size_t>(r.dp)];
     // Every value read back against the model: DP rank dp's rows at the
     // capture layer, kUnwritten everywhere else.
-    for (int64_t row = 0; row < rb.rows; ++row) {
-      for (int64_t l = 0; l < layers; ++l) {
-        const int32_t* got = rb.data + (row * layers + l) * k_size;
-        for (int64_t k = 0; k < k_size; ++k) {
-          const int32_t expected = (l == plan.layer && row < real)
-                                       ? FillValue(seed, r.dp, row, k, plan.id_space)
-                                       : kUnwritten;
-          ++out.values_checked;
-          if (got[k] == expected) continue;
-          ++out.wrong_values;
-          if (!out.first_mismatch) {
-            out.first_mismatch = Mismatch{r.dp, r.tp, row, l, k, got[k], expected};
-          }
-        }
+    for (int64_t at = 0; at < rb.rows * layers * k_size; ++at) {
+      const int64_t row = at / (layers * k_size);
+      const int64_t l = at / k_size % layers;
+      const int32_t expected = (l == plan.layer && row < real)
+                                   ? FillValue(seed, r.dp, row, at % k_size, plan.id_space)
+                                   : kUnwritten;
+      if (rb.data[at] == expected) continue;
+      if (out[i].wrong_values++ == 0) {
+        out[i].first_index = at;
+        out[i].first_got = rb.data[at];
       }
+    }
+  }
+  return out;
+}
+
+int64_t CaptureRowsOf(const Plan& plan, size_t rank, int64_t readback_rows) {
+  const RankPlan& r = plan.ranks[rank];
+  if (!r.capture) return 0;
+  return std::max<int64_t>(0, std::min(r.capture_end - r.capture_start, readback_rows));
+}
+
+Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& host,
+                      uint64_t seed, std::span<const RankSummary> summaries,
+                      std::span<const int64_t> readback_rows,
+                      std::span<const CaptureRows> capture_rows) {
+  const int64_t k_size = plan.top_k;
+  const int64_t layers = plan.num_layers;
+  Decoded out;
+  out.captured.resize(plan.ranks.size());
+  out.values_checked = ValuesChecked(plan, readback_rows);
+  RowIndex index(c, seed, plan.id_space);
+  for (size_t i = 0; i < plan.ranks.size(); ++i) {
+    const RankPlan& r = plan.ranks[i];
+    const RankSummary& s = summaries[i];
+    const int64_t real = c.step.padded[static_cast<size_t>(r.dp)];
+    out.wrong_values += s.wrong_values;
+    if (s.wrong_values > 0 && !out.first_mismatch) {
+      const int64_t row = s.first_index / (layers * k_size);
+      const int64_t l = s.first_index / k_size % layers;
+      const int64_t k = s.first_index % k_size;
+      const int32_t expected = (l == plan.layer && row < real)
+                                   ? FillValue(seed, r.dp, row, k, plan.id_space)
+                                   : kUnwritten;
+      out.first_mismatch = Mismatch{r.dp, r.tp, row, l, k, s.first_got, expected};
     }
     if (!r.capture) continue;
     RowRuns& runs = out.captured[i];
-    const int64_t len = r.capture_end - r.capture_start;
     const RowRuns& claims = host.ranks[i].captured;
-    for (int64_t row = 0; row < len && row < rb.rows; ++row) {
-      const int32_t* got = rb.data + (row * layers + plan.layer) * k_size;
+    const CaptureRows& rows = capture_rows[i];
+    for (int64_t row = 0; row < rows.rows; ++row) {
+      const int32_t* got = rows.data + row * k_size;
       // Equal fills cannot be told apart: the host SUT's claim, then the
       // model's row, win ties.
       const Identity claim = ClaimAt(claims, row);
+      // The device has compared the row with the model's; Matches would
+      // say the same.
+      const bool is_model = rows.found != nullptr
+                                ? rows.found[row] == kModelRow
+                                : row < real && index.Matches(got, Identity{r.dp, row});
+      const bool claim_is_model = claim.dp == r.dp && claim.token == row && row < real;
       Identity id;
-      if (claim.dp != RowRun::kPad && index.Matches(got, claim)) {
+      if (claim.dp != RowRun::kPad &&
+          (claim_is_model ? is_model : index.Matches(got, claim))) {
         id = claim;
-      } else if (row < real && index.Matches(got, Identity{r.dp, row})) {
+      } else if (is_model) {
         id = {r.dp, row};
       } else if (std::all_of(got, got + k_size, [](int32_t v) { return v == kPoison; })) {
         id = {};
-      } else if (auto found = index.Find(got, claim)) {
+      } else if (auto found = Lookup(index, rows, row, got, claim)) {
         id = *found;
       }
       AppendRun(runs, {id.dp, id.dp == RowRun::kPad ? 0 : id.token, 1});
     }
   }
   return out;
+}
+
+Decoded Decode(const Case& c, const Plan& plan, const sut::Observation& host, uint64_t seed,
+               std::span<const Readback> readback) {
+  const std::vector<RankSummary> summaries = Summarize(c, plan, seed, readback);
+  std::vector<int64_t> rows;
+  std::vector<std::vector<int32_t>> layer_rows(plan.ranks.size());
+  std::vector<CaptureRows> capture_rows;
+  for (size_t i = 0; i < plan.ranks.size(); ++i) {
+    const Readback& rb = readback[i];
+    rows.push_back(rb.rows);
+    const int64_t n = CaptureRowsOf(plan, i, rb.rows);
+    for (int64_t row = 0; row < n; ++row) {
+      const int32_t* at = rb.data + (row * plan.num_layers + plan.layer) * plan.top_k;
+      layer_rows[i].insert(layer_rows[i].end(), at, at + plan.top_k);
+    }
+    capture_rows.push_back({layer_rows[i].data(), n});
+  }
+  return DecodeSummary(c, plan, host, seed, summaries, rows, capture_rows);
 }
 
 int64_t ValuesChecked(const Plan& plan, std::span<const int64_t> readback_rows) {

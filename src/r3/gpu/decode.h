@@ -22,6 +22,25 @@ struct Readback {
   int64_t rows = 0;
 };
 
+// What the judge found in one rank's read-back rows: how many values differ
+// from the model's, and the first that does (its flat index in the (rows,
+// L, K) block and the value there). The device's judge computes it, so that
+// a failing case needs only its capture-layer rows back.
+struct RankSummary {
+  int64_t wrong_values = 0;
+  int64_t first_index = -1;  // -1: no wrong value
+  int32_t first_got = 0;
+};
+
+// One capturing rank's capture-layer rows [0, rows): (rows, K), and per
+// row what the device's row index found (fill.h: PackedRow, kNoStepRow or
+// kAskTheHost); found == nullptr: the host's index answers every lookup.
+struct CaptureRows {
+  const int32_t* data = nullptr;
+  int64_t rows = 0;
+  const int64_t* found = nullptr;
+};
+
 // Rows of the capturer to read back for a rank: everything the capture or
 // the model touches, plus one row to see that nothing past it was written.
 int64_t ReadbackRows(const Plan& plan, const Case& c, size_t rank);
@@ -33,9 +52,27 @@ struct Decoded {
   std::optional<Mismatch> first_mismatch;
 };
 
-// A row equal to the model's expected row is that row; otherwise it is
-// looked up among all rows of the step (the host SUT's claim breaks ties
-// between equal fills); an unknown row reads as padding.
+// The judge on the host: each rank's read-back rows against the model (the
+// twin of the device's judge kernel, for --gpu-full-readback and tests).
+std::vector<RankSummary> Summarize(const Case& c, const Plan& plan, uint64_t seed,
+                                   std::span<const Readback> readback);
+
+// Rows the decode needs of capturing rank `rank`: its slice's rows up to the
+// read-back extent (0 for a rank that does not capture).
+int64_t CaptureRowsOf(const Plan& plan, size_t rank, int64_t readback_rows);
+
+// The decoded observation from the judge's summaries and the capturing
+// ranks' capture-layer rows: a row equal to the host SUT's claim or to the
+// model's expected row is that row; otherwise it is looked up among all rows
+// of the step (the host SUT's claim breaks ties between equal fills); an
+// unknown row reads as padding. `readback_rows`: per rank, the rows the
+// judge checked.
+Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& host,
+                      uint64_t seed, std::span<const RankSummary> summaries,
+                      std::span<const int64_t> readback_rows,
+                      std::span<const CaptureRows> capture_rows);
+
+// Summarize, then DecodeSummary on the capture layer of the same rows.
 Decoded Decode(const Case& c, const Plan& plan, const sut::Observation& host, uint64_t seed,
                std::span<const Readback> readback);
 

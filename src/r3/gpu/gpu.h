@@ -62,6 +62,14 @@ struct GpuOptions {
   // a hang: the communicators are aborted and the batch throws GpuError.
   int64_t timeout_ms = 60'000;
   int host_threads = 0;      // host SUT, plans and verdicts; 0: one per core
+  // Read every checked value of a failing case back and judge it again on
+  // the host: a GpuError when the device's summary differs (tests and the
+  // benchmark check the device judge with it; slower on failing cases).
+  bool full_readback = false;
+  // Device memory per GPU and batch for the failing cases' row indexes
+  // (which row of the step a misplaced captured row is); a case past it is
+  // looked up on the host instead (same answer, slower).
+  int64_t row_index_bytes = int64_t{1} << 30;
 };
 
 using sut::Mismatch;
@@ -69,6 +77,7 @@ using sut::Mismatch;
 // Where a runner's time went, summed over every Observe (seconds; the
 // phases on host threads are summed over the threads). For the benchmark.
 struct RunnerTimings {
+  double total_s = 0;     // whole Observe calls (wall); the rest of a check is the judge
   double prepare_s = 0;   // host SUT, plan, placement (threads)
   double tables_s = 0;    // of the step: buffers placed, task tables built and sent
   double step_s = 0;      // tables, upload, the phases on the GPUs, counters back

@@ -162,7 +162,9 @@ void LaunchCaptureOf(const CaptureTask& task, cudaStream_t stream) {
   }
 }
 
-// Mismatches are rare on the pass path: one atomic per thread that saw any.
+// Mismatches are rare on the pass path: one atomic pair per thread that saw
+// any. A thread walks its elements in increasing order, so its first wrong
+// one is its smallest.
 __global__ void JudgeKernel(const JudgeTask* tasks, int64_t count, const uint64_t* seeds,
                             unsigned long long* counters) {
   R3_TASK_LOOP(t, count) {
@@ -170,6 +172,7 @@ __global__ void JudgeKernel(const JudgeTask* tasks, int64_t count, const uint64_
     const uint64_t seed = seeds[task.seed_index];
     const int64_t row_values = task.num_layers * task.top_k;
     unsigned long long wrong = 0;
+    int64_t first = -1;
     R3_ELEMENT_LOOP(i, task.rows * row_values) {
       const int64_t row = i / row_values;
       const int64_t in_row = i - row * row_values;
@@ -178,9 +181,92 @@ __global__ void JudgeKernel(const JudgeTask* tasks, int64_t count, const uint64_
           (layer == task.layer && row < task.model_rows)
               ? FillValue(seed, task.dp, row, in_row - layer * task.top_k, task.id_space)
               : kUnwritten;
-      wrong += task.capturer[i] != expected ? 1 : 0;
+      if (task.capturer[i] != expected) {
+        if (wrong++ == 0) first = i;
+      }
     }
-    if (wrong > 0) atomicAdd(&counters[task.counter_index], wrong);
+    if (wrong > 0) {
+      atomicAdd(&counters[task.counter_index + kWrongSlot], wrong);
+      atomicMax(&counters[task.counter_index + kFirstSlot],
+                ~static_cast<unsigned long long>(first));
+    }
+  }
+}
+
+// After the judge: the value at each summary's first wrong index.
+__global__ void FirstGotKernel(const JudgeTask* tasks, int64_t count,
+                               unsigned long long* counters) {
+  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < count;
+       t += int64_t{gridDim.x} * blockDim.x) {
+    unsigned long long* summary = counters + tasks[t].counter_index;
+    if (summary[kWrongSlot] == 0) continue;
+    const int64_t first = static_cast<int64_t>(~summary[kFirstSlot]);
+    summary[kGotSlot] = static_cast<uint32_t>(tasks[t].capturer[first]);
+  }
+}
+
+__global__ void PackKernel(const PackTask* tasks, int64_t count) {
+  R3_TASK_LOOP(t, count) {
+    const PackTask task = tasks[t];
+    R3_ELEMENT_LOOP(i, task.rows * task.top_k) {
+      const int64_t row = i / task.top_k;
+      task.dst[i] = task.src[row * task.row_stride + (i - row * task.top_k)];
+    }
+  }
+}
+
+__device__ inline unsigned long long IndexKey(uint64_t hash) { return hash == 0 ? 1 : hash; }
+
+__global__ void IndexBuildKernel(const IndexBuildTask* tasks, int64_t count) {
+  R3_TASK_LOOP(t, count) {
+    const IndexBuildTask task = tasks[t];
+    R3_ELEMENT_LOOP(token, task.rows) {
+      uint64_t h = 0x243F6A8885A308D3ull;  // RowHash of the row's fill, value by value
+      for (int64_t k = 0; k < task.top_k; ++k) {
+        h = Mix64(h ^ static_cast<uint32_t>(FillValue(task.seed, task.dp, token, k, task.id_space)));
+      }
+      const unsigned long long key = IndexKey(h);
+      for (uint64_t slot = key & task.mask;; slot = (slot + 1) & task.mask) {
+        const unsigned long long was = atomicCAS(&task.table[slot].key, 0ull, key);
+        if (was == 0 || was == key) {
+          atomicMax(&task.table[slot].last, IndexedRow(task.dp, token));
+          break;
+        }
+      }
+    }
+  }
+}
+
+__global__ void IndexLookupKernel(const IndexLookupTask* tasks, int64_t count) {
+  R3_TASK_LOOP(t, count) {
+    const IndexLookupTask task = tasks[t];
+    R3_ELEMENT_LOOP(row, task.rows) {
+      const int32_t* got = task.values + row * task.top_k;
+      bool model = row < task.model_rows;
+      for (int64_t k = 0; model && k < task.top_k; ++k) {
+        model = FillValue(task.seed, task.model_dp, row, k, task.id_space) == got[k];
+      }
+      int64_t found = model ? kModelRow : kAskTheHost;
+      if (!model && task.table != nullptr) {
+        const unsigned long long key = IndexKey(RowHash(got, task.top_k));
+        found = kNoStepRow;
+        for (uint64_t slot = key & task.mask;; slot = (slot + 1) & task.mask) {
+          const IndexSlot s = task.table[slot];
+          if (s.key == 0) break;
+          if (s.key != key) continue;
+          const int64_t packed = static_cast<int64_t>(s.last - 1);
+          found = packed;
+          for (int64_t k = 0; k < task.top_k; ++k) {
+            if (FillValue(task.seed, PackedDp(packed), PackedToken(packed), k, task.id_space) !=
+                got[k]) {
+              found = kAskTheHost;
+            }
+          }
+          break;
+        }
+      }
+      task.found[row] = found;
+    }
   }
 }
 
@@ -219,6 +305,24 @@ void LaunchJudges(const JudgeTask* tasks, int64_t count, int64_t max_work, const
                   unsigned long long* counters, cudaStream_t stream) {
   if (count <= 0 || max_work <= 0) return;
   JudgeKernel<<<TaskGrid(count, max_work), kThreads, 0, stream>>>(tasks, count, seeds, counters);
+  FirstGotKernel<<<Blocks(count), kThreads, 0, stream>>>(tasks, count, counters);
+}
+
+void LaunchPacks(const PackTask* tasks, int64_t count, int64_t max_work, cudaStream_t stream) {
+  if (count <= 0 || max_work <= 0) return;
+  PackKernel<<<TaskGrid(count, max_work), kThreads, 0, stream>>>(tasks, count);
+}
+
+void LaunchIndexBuilds(const IndexBuildTask* tasks, int64_t count, int64_t max_work,
+                       cudaStream_t stream) {
+  if (count <= 0 || max_work <= 0) return;
+  IndexBuildKernel<<<TaskGrid(count, max_work), kThreads, 0, stream>>>(tasks, count);
+}
+
+void LaunchIndexLookups(const IndexLookupTask* tasks, int64_t count, int64_t max_work,
+                        cudaStream_t stream) {
+  if (count <= 0 || max_work <= 0) return;
+  IndexLookupKernel<<<TaskGrid(count, max_work), kThreads, 0, stream>>>(tasks, count);
 }
 
 void LaunchCapture(const CaptureTask& task, cudaStream_t stream) {

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -17,6 +18,8 @@
 #include "r3/gpu/decode.h"
 #include "r3/gpu/gpu.h"
 #include "r3/gpu/graph_runner.h"
+#include "r3/gpu/internal/cuda_check.h"
+#include "r3/gpu/kernels.h"
 
 namespace r3::gpu {
 
@@ -26,13 +29,14 @@ struct Runner::Impl {
   GpuOptions options;
   std::vector<internal::DeviceArena> devices;
   internal::PinnedArena pinned;
-  internal::PinnedArena readback;  // slow cases' capturer rows
+  internal::PinnedArena readback;  // slow cases' pack tables and rows
   // Declared after the arenas: communicators go before the streams.
   internal::Collectives collectives;
   unsigned threads = 1;
   // Nanoseconds per phase (RunnerTimings); atomics: threads add to them.
   struct Clocks {
-    std::atomic<int64_t> prepare{0}, tables{0}, step{0}, observe{0}, readback{0}, decode{0};
+    std::atomic<int64_t> total{0}, prepare{0}, tables{0}, step{0}, observe{0}, readback{0},
+        decode{0};
     std::atomic<int64_t> cases{0}, slow_cases{0};
   };
   mutable Clocks clocks;
@@ -92,27 +96,32 @@ struct Runner::Impl {
     return out;
   }
 
-  // The works' observations, in order. A case whose device judge found no
-  // wrong value, and whose host SUT claims the model's rows, is known without
-  // a read back. The others' capturer rows come back together: one async
-  // copy per rank into pinned memory, one wait per GPU, then a decode on the
-  // thread pool (a copy per rank and thread, each waited for alone, cost a
-  // hundred times more).
+  // The works' observations, in order. The device's judge summarised every
+  // rank (wrong values, the first of them). A case with no wrong value, whose
+  // host SUT claims the model's rows, is known from that alone. The others
+  // need their captured rows' identities: per GPU one pack kernel gathers
+  // every such rank's capture-layer rows into a staging buffer that comes
+  // back in one copy, and the decode runs on the thread pool.
+  // full_readback: every checked value comes back instead and the host
+  // judges it again.
   void ObserveAll(const internal::BatchLaunch& step, std::span<const Work> works,
                   sut::Observation* out) {
     const auto start = std::chrono::steady_clock::now();
-    std::vector<int64_t> wrong(works.size(), 0);
+    const bool full = options.full_readback;
+    std::vector<std::vector<RankSummary>> summaries(works.size());
     std::vector<uint8_t> slow(works.size(), 0);
     ParallelFor(works.size(), threads, [&](size_t i) {
       const Work& w = works[i];
       std::vector<int64_t> rows;
+      int64_t wrong = 0;
       for (size_t r = 0; r < w.ranks.size(); ++r) {
         rows.push_back(w.ranks[r].readback_rows);
-        wrong[i] += step.WrongValues(w, r);
+        summaries[i].push_back(step.Summary(w, r));
+        wrong += summaries[i].back().wrong_values;
       }
       std::optional<std::vector<RowRuns>> captured;
-      if (wrong[i] == 0) captured = CapturedWhenAllRight(*w.c, w.plan, w.host, rows);
-      if (!captured) {
+      if (wrong == 0) captured = CapturedWhenAllRight(*w.c, w.plan, w.host, rows);
+      if (!captured || full) {
         slow[i] = 1;
         return;
       }
@@ -121,34 +130,141 @@ struct Runner::Impl {
       decoded.values_checked = ValuesChecked(w.plan, rows);
       out[i] = Finish(w, std::move(decoded));
     });
-    std::vector<int64_t> offset(works.size(), 0);
-    int64_t total = 0;
+    // Each slow rank's rows: where they lie in its GPU's staging buffer.
+    const auto rows_of = [&](const Work& w, size_t r) {
+      return full ? w.ranks[r].readback_rows * w.plan.num_layers
+                  : CaptureRowsOf(w.plan, r, w.ranks[r].readback_rows);
+    };
+    // Per GPU: the pack tasks, and (summary mode) each slow case's row index
+    // of the step's rows with the lookups of its captured rows in it.
+    struct GpuReadback {
+      std::vector<PackTask> packs;
+      std::vector<IndexBuildTask> builds;
+      std::vector<IndexLookupTask> lookups;
+      int64_t values = 0, rows = 0, slots = 0;
+      int64_t pack_work = 0, build_work = 0, lookup_work = 0;
+    };
+    std::vector<GpuReadback> gpus(devices.size());
+    // Per slow case and rank: offsets of its values and rows on its GPU.
+    std::vector<std::vector<int64_t>> at(works.size()), row_at(works.size());
     for (size_t i = 0; i < works.size(); ++i) {
       if (!slow[i]) continue;
-      offset[i] = total;
       const Work& w = works[i];
-      for (const internal::RankBuffers& b : w.ranks) {
-        total += b.readback_rows * w.plan.num_layers * w.plan.top_k * int64_t{sizeof(int32_t)};
+      const int64_t k = w.plan.top_k;
+      std::vector<int64_t> table_of(devices.size(), -1);  // slot offset of this case's table
+      for (size_t r = 0; r < w.ranks.size(); ++r) {
+        const internal::RankBuffers& b = w.ranks[r];
+        const size_t d = static_cast<size_t>(b.device);
+        GpuReadback& g = gpus[d];
+        const int64_t rows = rows_of(w, r);
+        at[i].push_back(g.values);
+        row_at[i].push_back(g.rows);
+        if (rows == 0) continue;
+        g.packs.push_back({full ? b.capturer : b.capturer + w.plan.layer * k,
+                           reinterpret_cast<int32_t*>(g.values * int64_t{sizeof(int32_t)}), rows,
+                           full ? k : w.plan.num_layers * k, k});
+        g.pack_work = std::max(g.pack_work, rows * k);
+        if (!full) {
+          const int64_t slots = IndexSlots(*w.c);
+          if (table_of[d] < 0 && (g.slots + slots) * int64_t{sizeof(IndexSlot)} <= options.row_index_bytes) {
+            table_of[d] = g.slots;
+            for (int64_t dp = 0; dp < w.c->config.dp; ++dp) {
+              const int64_t padded = w.c->step.padded[static_cast<size_t>(dp)];
+              if (padded == 0) continue;
+              g.builds.push_back({reinterpret_cast<IndexSlot*>(g.slots * int64_t{sizeof(IndexSlot)}),
+                                  static_cast<uint64_t>(slots - 1), w.seed, dp, padded, k,
+                                  w.plan.id_space});
+              g.build_work = std::max(g.build_work, padded);
+            }
+            g.slots += slots;
+          }
+          IndexLookupTask look;
+          look.model_dp = w.plan.ranks[r].dp;
+          look.model_rows = w.c->step.padded[static_cast<size_t>(look.model_dp)];
+          look.table = table_of[d] < 0 ? nullptr
+                                       : reinterpret_cast<const IndexSlot*>(
+                                             table_of[d] * int64_t{sizeof(IndexSlot)});
+          look.mask = static_cast<uint64_t>(slots - 1);
+          look.seed = w.seed;
+          look.values = reinterpret_cast<const int32_t*>(g.values * int64_t{sizeof(int32_t)});
+          look.found = reinterpret_cast<int64_t*>(g.rows * int64_t{sizeof(int64_t)});
+          look.rows = rows;
+          look.top_k = k;
+          look.id_space = w.plan.id_space;
+          g.lookups.push_back(look);
+          g.lookup_work = std::max(g.lookup_work, rows);
+        }
+        g.values += rows * k;
+        g.rows += rows;
       }
     }
-    if (total > 0) {
+    std::vector<const int32_t*> host_rows(devices.size(), nullptr);
+    std::vector<const int64_t*> host_found(devices.size(), nullptr);
+    if (std::any_of(slow.begin(), slow.end(), [](uint8_t s) { return s != 0; })) {
       const auto read_start = std::chrono::steady_clock::now();
-      char* host = readback.Get(total);
-      for (size_t i = 0; i < works.size(); ++i) {
-        if (!slow[i]) continue;
-        char* at = host + offset[i];
-        const Work& w = works[i];
-        for (const internal::RankBuffers& b : w.ranks) {
-          const int64_t bytes =
-              b.readback_rows * w.plan.num_layers * w.plan.top_k * int64_t{sizeof(int32_t)};
-          if (bytes > 0) {
-            const internal::DeviceArena& gpu = devices[static_cast<size_t>(b.device)];
-            R3_CUDA(cudaSetDevice(gpu.device()));
-            R3_CUDA(cudaMemcpyAsync(at, b.capturer, static_cast<size_t>(bytes),
-                                    cudaMemcpyDeviceToHost, gpu.stream()));
-          }
-          at += bytes;
+      // Device, per GPU: [packs | builds | lookups | values | found | tables];
+      // the task tables go up in one copy, values and found come back in one.
+      // Pinned, per GPU: [packs | builds | lookups | values | found].
+      std::vector<int64_t> pinned_at(devices.size());
+      int64_t pinned_total = 0;
+      struct Offsets {
+        int64_t builds, lookups, tasks_end, values, found, tables, end;
+      };
+      std::vector<Offsets> off(devices.size());
+      for (size_t d = 0; d < devices.size(); ++d) {
+        const GpuReadback& g = gpus[d];
+        Offsets& o = off[d];
+        o.builds = Align(static_cast<int64_t>(g.packs.size() * sizeof(PackTask)));
+        o.lookups = o.builds + Align(static_cast<int64_t>(g.builds.size() * sizeof(IndexBuildTask)));
+        o.tasks_end = o.lookups + static_cast<int64_t>(g.lookups.size() * sizeof(IndexLookupTask));
+        o.values = Align(o.tasks_end);
+        o.found = o.values + Align(g.values * int64_t{sizeof(int32_t)});
+        o.tables = o.found + Align(g.rows * int64_t{sizeof(int64_t)});
+        o.end = o.tables + g.slots * int64_t{sizeof(IndexSlot)};
+        pinned_at[d] = pinned_total;
+        pinned_total += Align(o.tables);
+      }
+      char* host = readback.Get(std::max<int64_t>(pinned_total, 1));
+      for (size_t d = 0; d < devices.size(); ++d) {
+        GpuReadback& g = gpus[d];
+        if (g.packs.empty()) continue;
+        const Offsets& o = off[d];
+        internal::DeviceArena& gpu = devices[d];
+        char* base = gpu.Readback(o.end);
+        const auto moved = [&](auto* p, int64_t region) {
+          return reinterpret_cast<decltype(p)>(base + region + reinterpret_cast<intptr_t>(p));
+        };
+        for (PackTask& p : g.packs) p.dst = moved(p.dst, o.values);
+        for (IndexBuildTask& t : g.builds) t.table = moved(t.table, o.tables);
+        for (IndexLookupTask& t : g.lookups) {
+          if (t.table != nullptr) t.table = moved(t.table, o.tables);
+          t.values = moved(t.values, o.values);
+          t.found = moved(t.found, o.found);
         }
+        char* pin = host + pinned_at[d];
+        std::memcpy(pin, g.packs.data(), g.packs.size() * sizeof(PackTask));
+        std::memcpy(pin + o.builds, g.builds.data(), g.builds.size() * sizeof(IndexBuildTask));
+        std::memcpy(pin + o.lookups, g.lookups.data(), g.lookups.size() * sizeof(IndexLookupTask));
+        const cudaStream_t stream = gpu.stream();
+        R3_CUDA(cudaSetDevice(gpu.device()));
+        R3_CUDA(cudaMemcpyAsync(base, pin, static_cast<size_t>(o.tasks_end),
+                                cudaMemcpyHostToDevice, stream));
+        if (g.slots > 0) {
+          R3_CUDA(cudaMemsetAsync(base + o.tables, 0,
+                                  static_cast<size_t>(g.slots * int64_t{sizeof(IndexSlot)}),
+                                  stream));
+        }
+        LaunchPacks(reinterpret_cast<const PackTask*>(base), static_cast<int64_t>(g.packs.size()),
+                    g.pack_work, stream);
+        LaunchIndexBuilds(reinterpret_cast<const IndexBuildTask*>(base + o.builds),
+                          static_cast<int64_t>(g.builds.size()), g.build_work, stream);
+        LaunchIndexLookups(reinterpret_cast<const IndexLookupTask*>(base + o.lookups),
+                           static_cast<int64_t>(g.lookups.size()), g.lookup_work, stream);
+        R3_CUDA(cudaMemcpyAsync(pin + o.values, base + o.values,
+                                static_cast<size_t>(o.tables - o.values), cudaMemcpyDeviceToHost,
+                                stream));
+        host_rows[d] = reinterpret_cast<const int32_t*>(pin + o.values);
+        host_found[d] = reinterpret_cast<const int64_t*>(pin + o.found);
       }
       for (const internal::DeviceArena& gpu : devices) {
         R3_CUDA(cudaSetDevice(gpu.device()));
@@ -159,17 +275,32 @@ struct Runner::Impl {
         if (!slow[i]) return;
         const auto decode_start = std::chrono::steady_clock::now();
         const Work& w = works[i];
-        std::vector<Readback> rows;
-        const char* at = host + offset[i];
-        for (const internal::RankBuffers& b : w.ranks) {
-          rows.push_back({reinterpret_cast<const int32_t*>(at), b.readback_rows});
-          at += b.readback_rows * w.plan.num_layers * w.plan.top_k * int64_t{sizeof(int32_t)};
-        }
-        Decoded decoded = Decode(*w.c, w.plan, w.host, w.seed, rows);
-        if (decoded.wrong_values != wrong[i]) {
-          throw GpuError("gpu: the device judge counted " + std::to_string(wrong[i]) +
-                         " wrong values, the host decode " +
-                         std::to_string(decoded.wrong_values));
+        std::vector<int64_t> checked_rows;
+        for (const internal::RankBuffers& b : w.ranks) checked_rows.push_back(b.readback_rows);
+        // A rank with no rows read back has no place in the staging buffer.
+        const auto rows_at_rank = [&](size_t r) -> const int32_t* {
+          const int32_t* base = host_rows[static_cast<size_t>(w.ranks[r].device)];
+          return rows_of(w, r) == 0 ? nullptr : base + at[i][r];
+        };
+        const auto found_at_rank = [&](size_t r) -> const int64_t* {
+          const int64_t* base = host_found[static_cast<size_t>(w.ranks[r].device)];
+          return rows_of(w, r) == 0 ? nullptr : base + row_at[i][r];
+        };
+        Decoded decoded;
+        if (full) {
+          std::vector<Readback> rows;
+          for (size_t r = 0; r < w.ranks.size(); ++r) {
+            rows.push_back({rows_at_rank(r), w.ranks[r].readback_rows});
+          }
+          const std::vector<RankSummary> host_summary = Summarize(*w.c, w.plan, w.seed, rows);
+          for (size_t r = 0; r < w.ranks.size(); ++r) CheckSummary(summaries[i][r], host_summary[r], r);
+          decoded = Decode(*w.c, w.plan, w.host, w.seed, rows);
+        } else {
+          std::vector<CaptureRows> rows;
+          for (size_t r = 0; r < w.ranks.size(); ++r) {
+            rows.push_back({rows_at_rank(r), rows_of(w, r), found_at_rank(r)});
+          }
+          decoded = DecodeSummary(*w.c, w.plan, w.host, w.seed, summaries[i], checked_rows, rows);
         }
         out[i] = Finish(w, std::move(decoded));
         clocks.decode += Since(decode_start);
@@ -178,6 +309,30 @@ struct Runner::Impl {
     for (size_t i = 0; i < works.size(); ++i) clocks.slow_cases += slow[i];
     clocks.cases += static_cast<int64_t>(works.size());
     clocks.observe += Since(start);
+  }
+
+  static int64_t Align(int64_t bytes) { return (bytes + 255) / 256 * 256; }
+
+  // Slots of a case's row index: a power of two, at least twice its rows.
+  static int64_t IndexSlots(const Case& c) {
+    int64_t rows = 0;
+    for (const int64_t p : c.step.padded) rows += p;
+    int64_t slots = 16;
+    while (slots < 2 * rows) slots *= 2;
+    return slots;
+  }
+
+  static void CheckSummary(const RankSummary& device, const RankSummary& host, size_t rank) {
+    if (device.wrong_values == host.wrong_values && device.first_index == host.first_index &&
+        device.first_got == host.first_got) {
+      return;
+    }
+    const auto text = [](const RankSummary& s) {
+      return std::to_string(s.wrong_values) + " wrong, first at " +
+             std::to_string(s.first_index) + " = " + std::to_string(s.first_got);
+    };
+    throw GpuError("gpu: rank " + std::to_string(rank) + ": the device judge's summary (" +
+                   text(device) + ") differs from the host's (" + text(host) + ")");
   }
 
   static GpuError TooLarge() {
@@ -274,7 +429,10 @@ Runner::Runner(GpuOptions options)
 Runner::~Runner() = default;
 
 std::vector<sut::Observation> Runner::Observe(std::span<const Case> cases) {
-  return impl_->RunBatch(cases);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<sut::Observation> out = impl_->RunBatch(cases);
+  impl_->clocks.total += Impl::Since(start);
+  return out;
 }
 
 std::string Runner::Label() const { return std::string(sut::SutName(options().version)); }
@@ -286,6 +444,7 @@ const GpuOptions& Runner::gpu_options() const { return impl_->options; }
 RunnerTimings Runner::timings() const {
   const Impl::Clocks& c = impl_->clocks;
   RunnerTimings t;
+  t.total_s = static_cast<double>(c.total) * 1e-9;
   t.prepare_s = static_cast<double>(c.prepare) * 1e-9;
   t.tables_s = static_cast<double>(c.tables) * 1e-9;
   t.step_s = static_cast<double>(c.step) * 1e-9;
