@@ -81,4 +81,14 @@ TEST(CheckedMathTest, CeilDivRoundsUpAndRejectsNegativeDividendsAndNonPositiveDi
 }
 
 }  // namespace
+// A message lists the first runs and says how many more there are.
+TEST(RowsTest, ALongRunListIsCutWithWhatIsLeft) {
+  RowRuns runs;
+  for (int64_t i = 0; i < 5; ++i) AppendRun(runs, {0, 2 * i, 1});
+  EXPECT_EQ(DescribeRuns(runs, 2), "dp0[0..1) dp0[2..3) ... and 3 more runs (3 rows)");
+  EXPECT_EQ(DescribeRuns(runs, 5), DescribeRuns(runs));
+  EXPECT_EQ(DescribeRuns(runs, 9), DescribeRuns(runs));
+  EXPECT_EQ(DescribeRuns({}, 2), "(no rows)");
+}
+
 }  // namespace r3

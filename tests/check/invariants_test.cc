@@ -141,6 +141,24 @@ TEST_F(InvariantsTest, PaddingRowCapturedOnOneTpRank) {
   EXPECT_NE(first.message.find("captured pad1 dp0[1..5)"), std::string::npos) << first.message;
 }
 
+// A capture scattered row by row: the message lists 32 runs and says what
+// is left; the violation keeps every run.
+TEST_F(InvariantsTest, AScatteredCaptureHasAReadableMessage) {
+  case_ = MakeCase({.tokens = {40, 3}});
+  layout_ = model::BuildLayout(case_);
+  obs_ = sut::RunSut(case_, {});
+  RowRuns scattered;
+  for (int64_t i = 0; i < 40; ++i) AppendRun(scattered, {0, (i * 7) % 40, 1});
+  Rank(0, 0).captured = scattered;
+  const Verdict v = Judge();
+  ASSERT_FALSE(v.violations.empty());
+  ASSERT_EQ(v.violations[0].invariant, Invariant::kRowsExact);
+  EXPECT_EQ(v.violations[0].captured, scattered);
+  const std::string& m = v.violations[0].message;
+  EXPECT_NE(m.find(" ... and 8 more runs (8 rows), expected dp0[0..40)"), std::string::npos) << m;
+  EXPECT_NE(m.find(" dp0[17..18) ... and 8"), std::string::npos) << m;  // run 32: (31 * 7) % 40
+}
+
 TEST_F(InvariantsTest, CaptureErrorIsARowsViolation) {
   for (int64_t t = 0; t < 2; ++t) {
     Rank(1, t).captured.clear();

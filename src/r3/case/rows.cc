@@ -31,21 +31,23 @@ int64_t TotalRows(const RowRuns& runs) {
   return total;
 }
 
-std::string DescribeRuns(const RowRuns& runs) {
+std::string DescribeRuns(const RowRuns& runs) { return DescribeRuns(runs, runs.size()); }
+
+std::string DescribeRuns(const RowRuns& runs, size_t max_runs) {
   if (runs.empty()) return "(no rows)";
   // Appends, not a stream: a misplaced capture has a run per row, and the
   // judge describes every failing rank's runs.
   std::string out;
-  out.reserve(runs.size() * 16);
+  const size_t shown = std::min(max_runs, runs.size());
+  out.reserve(shown * 16);
   const auto number = [&out](int64_t v) {
     char digits[24];
     const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
     out.append(digits, end);
   };
-  bool first = true;
-  for (const RowRun& run : runs) {
-    if (!first) out += ' ';
-    first = false;
+  for (size_t i = 0; i < shown; ++i) {
+    const RowRun& run = runs[i];
+    if (i > 0) out += ' ';
     if (run.is_pad()) {
       out += "pad";
       number(run.count);
@@ -58,6 +60,15 @@ std::string DescribeRuns(const RowRuns& runs) {
       number(run.first + run.count);
       out += ')';
     }
+  }
+  if (shown < runs.size()) {
+    int64_t rows = 0;
+    for (size_t i = shown; i < runs.size(); ++i) rows += runs[i].count;
+    out += " ... and ";
+    number(static_cast<int64_t>(runs.size() - shown));
+    out += " more runs (";
+    number(rows);
+    out += " rows)";
   }
   return out;
 }

@@ -33,6 +33,10 @@ int64_t TotalRows(const RowRuns& runs);
 
 // "dp0[0..5) pad1 dp1[0..3)" — for reports.
 std::string DescribeRuns(const RowRuns& runs);
+// The same, cut after max_runs runs with "... and N more runs (M rows)": a
+// scattered capture has a run per row, and a verdict's message should stay
+// readable (the JSON's run arrays keep them all).
+std::string DescribeRuns(const RowRuns& runs, size_t max_runs);
 
 // A run list with prefix offsets, for O(log n) slicing of large gathered
 // tensors.

@@ -8,6 +8,10 @@
 namespace r3::check {
 namespace {
 
+// Runs a violation message lists before "... and N more runs": a scattered
+// capture has a run per row (the verdict's JSON keeps every run).
+constexpr size_t kMessageRuns = 32;
+
 std::string RankName(int64_t dp, int64_t tp) {
   return "dp" + std::to_string(dp) + "/tp" + std::to_string(tp);
 }
@@ -132,12 +136,12 @@ class Judge {
       Violation v{Invariant::kRowsExact, r.dp, r.tp, "", true, o.captured, r.expected};
       v.message = RankName(r.dp, r.tp) + " (branch " + std::string(sut::BranchName(o.branch)) +
                   ", n=" + std::to_string(o.n) + ") " +
-                  (o.error.empty() ? "captured " + DescribeRuns(o.captured)
+                  (o.error.empty() ? "captured " + DescribeRuns(o.captured, kMessageRuns)
                                    : "raised " + o.error) +
                   (o.stray_rows == 0 ? ""
                                      : " and wrote " + std::to_string(o.stray_rows) +
                                            " stray or undecodable row(s)") +
-                  ", expected " + DescribeRuns(r.expected);
+                  ", expected " + DescribeRuns(r.expected, kMessageRuns);
       Add(std::move(v));
     }
   }
@@ -151,7 +155,7 @@ class Judge {
       if (joined == global) continue;
       Violation v{Invariant::kConcatGlobal, -1, t, "", true, joined, global};
       v.message = "tp" + std::to_string(t) + ": captures of all DP ranks joined give " +
-                  DescribeRuns(joined) + ", expected the global batch " + DescribeRuns(global);
+                  DescribeRuns(joined, kMessageRuns) + ", expected the global batch " + DescribeRuns(global, kMessageRuns);
       Add(std::move(v));
     }
   }
@@ -164,9 +168,9 @@ class Judge {
         if (o.captured == first.captured && o.error == first.error) continue;
         Violation v{Invariant::kTpAgree, d, t, "", true, o.captured, first.captured};
         v.message = RankName(d, t) + " captured " +
-                    (o.error.empty() ? DescribeRuns(o.captured) : "nothing (" + o.error + ")") +
+                    (o.error.empty() ? DescribeRuns(o.captured, kMessageRuns) : "nothing (" + o.error + ")") +
                     " but " + RankName(d, 0) + " captured " +
-                    (first.error.empty() ? DescribeRuns(first.captured)
+                    (first.error.empty() ? DescribeRuns(first.captured, kMessageRuns)
                                          : "nothing (" + first.error + ")");
         Add(std::move(v));
       }
