@@ -185,6 +185,41 @@ TEST(GpuPathTest, CudaGraphReplaysAreEachChecked) {
   }
 }
 
+// Graph mode on real ranks: each GPU's step, NCCL all-gathers included,
+// captured as one graph per GPU and replayed with fresh data, every replay
+// judged; the same verdicts as emulated graphs and as the host, and a GPU
+// data-movement mutant still caught inside the graphs.
+TEST(GpuPathTest, CudaGraphsWithNcclOnTwoGpusAreEachChecked) {
+  GpuOptions o = Options(RankMode::kAuto);
+  o.graph = true;
+  o.graph_replays = 3;
+  Runner runner(o);
+  if (runner.devices() < 2) {
+    GTEST_SKIP() << "needs 2 GPUs (NCCL puts one rank of a communicator per GPU); "
+                 << runner.devices() << " visible";
+  }
+  std::vector<Case> cases = NcclCases();
+  for (const std::string& path : CorpusFiles("seeds")) cases.push_back(LoadCaseFile(path));
+  for (const Case& c : cases) {
+    const GpuCaseResult r = RunOnGpu(runner, c);
+    EXPECT_EQ(r.steps, 3);
+    if (c.config.dp * c.config.tp >= 2) {
+      EXPECT_EQ(r.mode.rfind("nccl on 2 GPUs", 0), 0u) << r.mode;
+      EXPECT_NE(r.mode.find("graph"), std::string::npos) << r.mode;
+    }
+    EXPECT_TRUE(r.Passes()) << PrintCase(c) << r.Summary();
+    EXPECT_EQ(r.wrong_values, 0) << r.Summary();
+    ExpectMatchesHost(r, c, {}, PrintCase(c));
+  }
+  GpuOptions broken = o;
+  broken.sut.mutants = sut::MutantSet(sut::MutantNamed("gpu-gather-reversed"));
+  Runner mutant(broken);
+  const GpuCaseResult r = RunOnGpu(mutant, Dp2Ragged());
+  EXPECT_EQ(r.mode.rfind("nccl on 2 GPUs", 0), 0u) << r.mode;
+  EXPECT_FALSE(r.Passes()) << r.Summary();
+  EXPECT_GT(r.wrong_values, 0);
+}
+
 TEST(GpuPathTest, TooSmallReplayBufferIsAnErrorNotAWrite) {
   GpuOptions o = Options(RankMode::kEmulated);
   o.sut.policy = sut::Policy::kLegacy;

@@ -459,13 +459,21 @@ void BatchLaunch::EnqueuePhases() {
   }
 }
 
+void BatchLaunch::ConnectCollectives() {
+  for (int p = 0; p < kPhaseCount; ++p) {
+    if (kPhases[p].all_gather != AllGather::kNone) EnqueueGather(p, /*connect_only=*/true);
+  }
+}
+
 // The emulated cases' copies on GPU 0, then each NCCL case's groups.
-void BatchLaunch::EnqueueGather(int phase) {
+void BatchLaunch::EnqueueGather(int phase, bool connect_only) {
   const bool tp = kPhases[phase].all_gather == AllGather::kTp;
   std::vector<cudaStream_t> streams;
   for (const DeviceArena& a : devices_) streams.push_back(a.stream());
-  R3_CUDA(cudaSetDevice(devices_[0].device()));
-  kPhases[phase].launch(ArgsOf(layout_[0], phase, streams[0]));
+  if (!connect_only) {
+    R3_CUDA(cudaSetDevice(devices_[0].device()));
+    kPhases[phase].launch(ArgsOf(layout_[0], phase, streams[0]));
+  }
   for (const Work& w : *works_) {
     if (!w.nccl) continue;
     const int64_t k = w.plan.top_k;
@@ -484,7 +492,11 @@ void BatchLaunch::EnqueueGather(int phase) {
           k * (tp ? TpElementBytes(w.plan.ranks[static_cast<size_t>(g.members[0])]) : 4);
       const int skipped =
           LastMemberSkips(w.plan, g) ? static_cast<int>(g.members.size()) - 1 : -1;
-      collectives_.Gather(g, io, streams, skipped);
+      if (connect_only) {
+        collectives_.Connect(io);
+      } else {
+        collectives_.Gather(g, io, streams, skipped);
+      }
     }
   }
 }

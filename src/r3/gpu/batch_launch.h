@@ -79,6 +79,9 @@ class BatchLaunch {
   void Load(std::vector<Work>& works);
   // The phases, on every GPU's stream (graph-capturable when all emulated).
   void EnqueuePhases();
+  // The NCCL cases' communicators, created before a graph captures their
+  // all-gathers.
+  void ConnectCollectives();
   // Seeds and zeroed counters to the GPUs (before each graph replay).
   void UploadHeader();
   // Counters back to pinned memory; valid after Wait().
@@ -95,7 +98,8 @@ class BatchLaunch {
 
  private:
   void BuildTables(std::vector<Work>& works);
-  void EnqueueGather(int phase);
+  // connect_only: create the NCCL groups' communicators, enqueue nothing.
+  void EnqueueGather(int phase, bool connect_only = false);
 
   std::vector<DeviceArena>& devices_;
   PinnedArena& pinned_;

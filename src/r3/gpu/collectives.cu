@@ -100,20 +100,31 @@ const std::vector<ncclComm_t>& Collectives::Comms(const std::vector<int>& device
   return comms;
 }
 
+Collectives::Members Collectives::MembersOf(const GatherIo& io) {
+  Members m;
+  for (size_t i = 0; i < io.device.size(); ++i) {
+    const auto it = std::find(m.devices.begin(), m.devices.end(), io.device[i]);
+    m.rank.push_back(static_cast<size_t>(it - m.devices.begin()));
+    if (it == m.devices.end()) {
+      m.devices.push_back(io.device[i]);
+      m.leader.push_back(static_cast<int>(i));
+    }
+  }
+  return m;
+}
+
+void Collectives::Connect(const GatherIo& io) {
+  const Members m = MembersOf(io);
+  if (m.devices.size() >= 2) Comms(m.devices);
+}
+
 void Collectives::Gather(const GatherPlan& g, const GatherIo& io,
                          std::span<const cudaStream_t> streams, int skipped_member) {
   const int64_t row_bytes = io.row_bytes;
-  // comm_devs: the group's GPUs in group-rank order of their first member.
-  std::vector<int> comm_devs, leader;
-  std::vector<size_t> comm_rank;
-  for (size_t i = 0; i < g.members.size(); ++i) {
-    const auto it = std::find(comm_devs.begin(), comm_devs.end(), io.device[i]);
-    comm_rank.push_back(static_cast<size_t>(it - comm_devs.begin()));
-    if (it == comm_devs.end()) {
-      comm_devs.push_back(io.device[i]);
-      leader.push_back(static_cast<int>(i));
-    }
-  }
+  const Members m = MembersOf(io);
+  const std::vector<int>& comm_devs = m.devices;
+  const std::vector<int>& leader = m.leader;
+  const std::vector<size_t>& comm_rank = m.rank;
   auto copy = [&](char* to, const char* from, int64_t bytes, int dev) {
     if (bytes <= 0) return;
     R3_CUDA(cudaSetDevice(dev));

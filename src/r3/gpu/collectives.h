@@ -45,12 +45,23 @@ class Collectives {
   void Gather(const GatherPlan& g, const GatherIo& io, std::span<const cudaStream_t> streams,
               int skipped_member = -1);
 
+  // Creates the communicator `io`'s group will use, so that its all-gathers
+  // can be captured into a CUDA graph (communicator setup cannot be).
+  void Connect(const GatherIo& io);
+
   // Waits until every stream is idle and every communicator settled; past
   // the deadline it aborts every communicator and throws GpuError.
   void Wait(std::span<const cudaStream_t> streams, std::span<const int> devices);
 
  private:
   const std::vector<ncclComm_t>& Comms(const std::vector<int>& devices);
+  // The group's GPUs in group-rank order of their first member; per member
+  // its GPU's rank there, and per GPU its first member.
+  struct Members {
+    std::vector<int> devices, leader;
+    std::vector<size_t> rank;
+  };
+  static Members MembersOf(const GatherIo& io);
   // Polls the communicators until none is in progress.
   void Settle(const std::vector<ncclComm_t>& comms, const std::string& what);
   [[noreturn]] void Abort(const std::string& what);

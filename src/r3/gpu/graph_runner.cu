@@ -9,29 +9,55 @@
 
 namespace r3::gpu::internal {
 
-sut::Observation RunGraphReplays(BatchLaunch& step, std::vector<Work>& one, DeviceArena& gpu0,
-                                 int replays,
+sut::Observation RunGraphReplays(BatchLaunch& step, std::vector<Work>& one,
+                                 std::vector<DeviceArena>& devices, int replays,
                                  const std::function<sut::Observation(const Work&)>& observe) {
   step.Load(one);
   Work& w = one[0];
   const uint64_t base_seed = w.seed;
-  const cudaStream_t s = gpu0.stream();
-  R3_CUDA(cudaSetDevice(gpu0.device()));
-  R3_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  // The GPUs the case's ranks live on, each stream captured into its own
+  // graph; communicators exist before the capture.
+  std::vector<size_t> used;
+  for (const RankBuffers& b : w.ranks) {
+    const size_t d = static_cast<size_t>(b.device);
+    if (std::find(used.begin(), used.end(), d) == used.end()) used.push_back(d);
+  }
+  std::sort(used.begin(), used.end());
+  if (w.nccl) step.ConnectCollectives();
+  std::vector<Graph> graphs;
+  size_t capturing = 0;
   try {
+    for (; capturing < used.size(); ++capturing) {
+      DeviceArena& gpu = devices[used[capturing]];
+      R3_CUDA(cudaSetDevice(gpu.device()));
+      R3_CUDA(cudaStreamBeginCapture(gpu.stream(), cudaStreamCaptureModeThreadLocal));
+    }
     step.EnqueuePhases();
   } catch (...) {
-    cudaGraph_t partial = nullptr;
-    cudaStreamEndCapture(s, &partial);
-    Graph owned(gpu0.device(), partial);
+    for (size_t i = 0; i < capturing; ++i) {
+      DeviceArena& gpu = devices[used[i]];
+      cudaSetDevice(gpu.device());
+      cudaGraph_t partial = nullptr;
+      cudaStreamEndCapture(gpu.stream(), &partial);
+      Graph owned(gpu.device(), partial);
+    }
     throw;
   }
-  cudaGraph_t captured = nullptr;
-  R3_CUDA(cudaStreamEndCapture(s, &captured));
-  const Graph graph(gpu0.device(), captured);
-  cudaGraphExec_t instantiated = nullptr;
-  R3_CUDA(cudaGraphInstantiate(&instantiated, graph.get(), 0));
-  const GraphExec exec(gpu0.device(), instantiated);
+  std::vector<GraphExec> execs;
+  for (const size_t d : used) {
+    DeviceArena& gpu = devices[d];
+    R3_CUDA(cudaSetDevice(gpu.device()));
+    cudaGraph_t captured = nullptr;
+    R3_CUDA(cudaStreamEndCapture(gpu.stream(), &captured));
+    graphs.emplace_back(gpu.device(), captured);
+  }
+  for (size_t i = 0; i < used.size(); ++i) {
+    DeviceArena& gpu = devices[used[i]];
+    R3_CUDA(cudaSetDevice(gpu.device()));
+    cudaGraphExec_t instantiated = nullptr;
+    R3_CUDA(cudaGraphInstantiate(&instantiated, graphs[i].get(), 0));
+    execs.emplace_back(gpu.device(), instantiated);
+  }
 
   std::optional<sut::Observation> kept;
   int64_t steps = 0, checked = 0, wrong = 0;
@@ -40,7 +66,11 @@ sut::Observation RunGraphReplays(BatchLaunch& step, std::vector<Work>& one, Devi
     // Same graph, same buffer addresses; only the fill seed changes.
     step.SetSeed(w, replay == 0 ? base_seed : Mix64(base_seed + static_cast<uint64_t>(replay)));
     step.UploadHeader();
-    R3_CUDA(cudaGraphLaunch(exec.get(), s));
+    for (size_t i = 0; i < used.size(); ++i) {
+      DeviceArena& gpu = devices[used[i]];
+      R3_CUDA(cudaSetDevice(gpu.device()));
+      R3_CUDA(cudaGraphLaunch(execs[i].get(), gpu.stream()));
+    }
     step.EnqueueCounterDownload();
     step.Wait();
     sut::Observation r = observe(w);

@@ -67,11 +67,11 @@ struct Runner::Impl {
                                        : std::max(1u, std::thread::hardware_concurrency());
   }
 
-  // Ranks go to GPUs with NCCL whenever there are two GPUs and two ranks.
+  // Ranks go to GPUs with NCCL whenever there are two GPUs and two ranks
+  // (graph mode included: one graph per GPU, the all-gathers in it).
   bool UseNccl(const Case& c) const {
     const int64_t ranks = c.config.dp * c.config.tp;
-    return options.mode == RankMode::kAuto && !options.graph && devices.size() >= 2 &&
-           ranks >= 2;
+    return options.mode == RankMode::kAuto && devices.size() >= 2 && ranks >= 2;
   }
 
   std::string ModeName(const Work& w) const {
@@ -356,11 +356,13 @@ struct Runner::Impl {
 
   sut::Observation RunGraph(const Case& c) {
     std::vector<Work> one;
-    one.push_back(internal::PrepareWork(c, options.sut, /*nccl=*/false,
+    one.push_back(internal::PrepareWork(c, options.sut, UseNccl(c),
                                         static_cast<int>(devices.size())));
-    if (one[0].bytes[0] > options.memory_limit) throw TooLarge();
+    for (const int64_t bytes : one[0].bytes) {
+      if (bytes > options.memory_limit) throw TooLarge();
+    }
     internal::BatchLaunch step(devices, pinned, collectives);
-    return internal::RunGraphReplays(step, one, devices[0], options.graph_replays,
+    return internal::RunGraphReplays(step, one, devices, options.graph_replays,
                                      [&](const Work& w) {
                                        sut::Observation o;
                                        ObserveAll(step, {&w, 1}, &o);
