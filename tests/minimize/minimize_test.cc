@@ -570,6 +570,22 @@ TEST(MinimizeTest, ACandidateTheEngineCannotRunIsNotTaken) {
                                   /*breaks=*/[](const Case& c) { return c.config.dp == 1; }));
   ASSERT_TRUE(run.result.input_fails);
   EXPECT_EQ(run.result.minimal.config.dp, 2);
+  // ... and it is said, so that a producer that fails is never silent.
+  EXPECT_GT(run.result.unrunnable, 0);
+  EXPECT_EQ(run.result.first_unrunnable, "the engine died");
+  const std::string text = MinimizedText(run.result, NamedEngine());
+  EXPECT_NE(text.find("\n# " + std::to_string(run.result.unrunnable) +
+                      " candidate(s) could not be run under this SUT and were not taken; the "
+                      "first: the engine died\n"),
+            std::string::npos)
+      << text;
+}
+
+// A run where every candidate runs says nothing of the kind.
+TEST(MinimizeTest, NoUnrunnableLineWhenEveryCandidateRan) {
+  const ScriptedRun run = OnlyInputFails(SmallCase(/*dp=*/2, "1 1"));
+  EXPECT_EQ(run.result.unrunnable, 0);
+  EXPECT_EQ(MinimizedText(run.result, NamedEngine()).find("could not be run"), std::string::npos);
 }
 
 TEST(MinimizeTest, TpAndTopKLaddersHalveTheDistanceDownToOne) {

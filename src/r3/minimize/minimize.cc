@@ -130,10 +130,19 @@ class Minimizer {
     ++tried_;
     try {
       return Matches(UnexplainedInvariants(c, *options_.producer));
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      NoteUnrunnable(e);
       return false;  // a candidate the SUT cannot even run is not the same failure
     }
   }
+
+  // A case the producer threw on: counted, and the first error kept, so
+  // that a producer failing (a CUDA error) is never silent.
+  void NoteUnrunnable(const std::exception& e) {
+    if (unrunnable_++ == 0) first_unrunnable_ = e.what();
+  }
+  int64_t unrunnable() const { return unrunnable_; }
+  const std::string& first_unrunnable() const { return first_unrunnable_; }
 
   bool Matches(const std::vector<Invariant>& got) const {
     if (options_.invariant) {
@@ -173,6 +182,8 @@ class Minimizer {
   std::vector<Invariant> target_;
   Clock::time_point deadline_;
   int64_t tried_ = 0;
+  int64_t unrunnable_ = 0;
+  std::string first_unrunnable_;
   int64_t accepted_ = 0;
   bool exhausted_ = false;
 };
@@ -257,7 +268,8 @@ std::vector<FieldReport> ReportFields(const Case& minimal, Minimizer& judge,
       std::vector<Invariant> got;
       try {
         got = UnexplainedInvariants(alt.c, producer);
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
+        judge.NoteUnrunnable(e);
         continue;
       }
       FieldProbe probe{alt.value, "", judge.Matches(got)};
@@ -323,6 +335,8 @@ MinimizeResult Minimize(const Case& c, const MinimizeOptions& options) {
   if (options.report_fields) {
     result.fields = ReportFields(result.minimal, minimizer, *options.producer, &result.fields_complete);
   }
+  result.unrunnable = minimizer.unrunnable();
+  result.first_unrunnable = minimizer.first_unrunnable();
   return result;
 }
 
@@ -344,6 +358,13 @@ std::string MinimizedText(const MinimizeResult& result, const sut::Producer& pro
   out << "# Shrunk in " << result.accepted << " steps (" << result.tried
       << " candidates tried)" << (result.budget_exhausted ? "; budget exhausted, may shrink further" : "")
       << ".\n";
+  if (result.unrunnable > 0) {
+    std::string first = result.first_unrunnable;
+    std::replace(first.begin(), first.end(), '\n', ' ');
+    out << "# " << result.unrunnable
+        << " candidate(s) could not be run under this SUT and were not taken; the first: " << first
+        << "\n";
+  }
   std::vector<std::string> free_fields;
   for (const FieldReport& f : result.fields) {
     if (f.free()) free_fields.push_back(f.field);

@@ -61,6 +61,10 @@ struct MinimizeResult {
   int64_t tried = 0;     // candidate cases evaluated
   int64_t accepted = 0;  // candidates that kept the failure
   bool budget_exhausted = false;
+  // Candidates and probes the producer could not run (it threw: an engine
+  // that died, a CUDA error): never taken, but said, with the first error.
+  int64_t unrunnable = 0;
+  std::string first_unrunnable;
   std::vector<FieldReport> fields;
   // False when the budget ran out before every field was probed.
   bool fields_complete = true;
