@@ -21,6 +21,8 @@ CaseRecord MakeRecord(const std::string& source, const std::string& group, const
     record.detail = {{"case", CaseToJson(c)},
                      {"case_text", PrintCase(c)},
                      {"violations", check::ViolationsJson(result)}};
+    // What a GPU producer checked: its mode, values and first mismatch.
+    if (result.observation.device) record.detail["device"] = check::DeviceJson(result.observation);
   }
   return record;
 }

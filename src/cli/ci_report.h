@@ -32,7 +32,7 @@ CaseRecord MakeRecord(const std::string& source, const std::string& group, const
                       bool listed);
 
 // {"source", "group", "verdict", "ok", "case": settings, "case_text",
-//  "violations"}.
+//  "violations", and "device" when a GPU producer made the observation}.
 nlohmann::ordered_json RecordJson(const CaseRecord& record);
 
 // JUnit XML (the schema CI services read): a testsuite per group, a testcase
