@@ -525,6 +525,25 @@ TEST(EngineFixtureTest, TheDecodePadFindingShowsFromTheEnginesOwnCode) {
       << r.out;
 }
 
+// The device-cache design (upstream v0.21.0): the correct fixture passes the
+// layouts it accepts (its host rows on TP rank 0, its device rows elsewhere)
+// and refuses SP with its own NotImplementedError, as v0.21.0 does.
+TEST(EngineFixtureTest, TheDeviceCacheEnginePassesTheLayoutsItAccepts) {
+  if (!HaveTorch()) GTEST_SKIP() << "no torch for /usr/bin/python3 (bash scripts/setup.sh)";
+  const std::string internal = r3::testing::TempPath("device_cache_internal.r3case");
+  std::ofstream(internal) << "r3case 1\ndp 2\ntp 2\nep on\ndispatch internal\nsp off\n"
+                             "max_num_batched_tokens 64\ntop_k 8\nnum_experts 256\nnum_layers 2\ntokens 5 3\n";
+  Result r = R3check("check --sut " + Fixture("device-cache") + " seeds/dp1-tp1-graph.r3case " + internal);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 passed, 0 failed"), std::string::npos) << r.out;
+  r = R3check("check --sut " + Fixture("device-cache") + " seeds/tp2-dp2-eager.r3case");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("[3 rows-exact] dp0/tp0 (branch error, n=10) raised NotImplementedError: building the "
+                       "capturer: fixture: routing capture does not support sequence parallelism"),
+            std::string::npos)
+      << r.out;
+}
+
 struct Broken {
   std::string fixture;
   std::string seed;  // a corpus case it fails
@@ -558,7 +577,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Broken{"no-tp-gather", "tp2-dp2-internal-sp"},
                       Broken{"partial-gather", "tp2-dp2-internal-sp"},
                       Broken{"stray-writes", "tp2-dp2-eager"},
-                      Broken{"garbage-writes", "tp2-dp2-eager"}),
+                      Broken{"garbage-writes", "tp2-dp2-eager"},
+                      Broken{"device-cache-staging-shift", "dp1-tp1-graph"}),
     [](const ::testing::TestParamInfo<Broken>& info) { return Identifier(info.param.fixture); });
 
 }  // namespace

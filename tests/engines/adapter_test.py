@@ -382,6 +382,68 @@ class SeededBugTest(AdapterTestBase):
         self.assertEqual(leaked, [])
 
 
+class DeviceCacheTest(AdapterTestBase):
+    """The device-cache design (upstream v0.21.0): a static create(enable,
+    model_config, ...), layers writing through views of an (layers, tokens,
+    top_k) cache, a host cache on TP rank 0 filled by a D2H copy."""
+
+    INTERNAL = make_case(2, 2, [5, 3], [[R(0, 0, 5)], [R(0, 0, 5)], [R(1, 0, 3)], [R(1, 0, 3)]],
+                         local_sizes=[5, 3], ep=False, sp=False)
+    IDLE_PEER = make_case(2, 2, [0, 3], [[], [], [R(1, 0, 3)], [R(1, 0, 3)]], local_sizes=[0, 3], ep=False,
+                          sp=False, layers=2, m=16)
+
+    def test_built_and_driven_as_v021s_runner_and_moe_layer_do(self):
+        hello, res = self.run_cases(fixture("device-cache"), [SINGLE_DP, self.INTERNAL, self.IDLE_PEER])
+        self.assertEqual(
+            hello["interface"],
+            "RoutedExpertsCapturer.create(enable, model_config, num_fused_shared_experts, max_num_batched_tokens, "
+            "max_model_len, device) via init_routed_experts_capturer_with_shared_cache(..., rank, world_size) + "
+            "bind_routing_capture_to_model (the MoE layer writes _routing_replay_out)")
+        for r in res:
+            self.assertEqual(r["buffer_dtype"], "int16")
+        # TP rank 0's rows come from its host cache, TP rank 1's from its device cache.
+        self.assert_ranks(res[0], {0: [R(0, 0, 7)]})
+        self.assert_ranks(res[1], {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
+        self.assert_ranks(res[2], {0: [], 1: [R(1, 0, 3)]})  # two layers: layer 1 written, layer 0 not
+
+    def test_sp_and_naive_dispatch_are_the_engines_own_refusal(self):
+        _, (naive, sp) = self.run_cases(fixture("device-cache"), [NON_SP_NAIVE, EAGER_SP])
+        self.assert_ranks(naive, {0: [], 1: []}, error="NotImplementedError")
+        self.assert_ranks(sp, {0: [], 1: []}, error="NotImplementedError")
+        self.assertIn("building the capturer: fixture: routing capture does not support naive DP dispatch",
+                      naive["ranks"][0]["error"]["message"])
+        self.assertIn("does not support sequence parallelism", sp["ranks"][3]["error"]["message"])
+
+    def test_a_wrong_staged_slice_shows_on_tp_rank_0(self):
+        """The broken fixture stages device rows from row 1: the host cache,
+        which TP rank 0 returns, loses each request's first token."""
+        _, (single, internal) = self.run_cases(fixture("device-cache-staging-shift"), [SINGLE_DP, self.INTERNAL])
+        self.assert_ranks(single, {(0, 0): [R(0, 1, 6)], (0, 1): [R(0, 0, 7)]})
+        self.assert_ranks(internal, {(0, 0): [R(0, 1, 4)], (0, 1): [R(0, 0, 5)], (1, 0): [R(1, 1, 2)],
+                                     (1, 1): [R(1, 0, 3)]})
+
+    def test_the_forks_layout_and_capture_entry(self):
+        """Tokens-first cache, no init/bind functions: create() on every rank,
+        capture(layer_id, topk_ids); nothing refuses naive dispatch, and the
+        rows the host copy takes are the head of the gathered batch."""
+        hello, (internal, naive) = self.run_cases(fixture("device-cache-fork"), [self.INTERNAL, NON_SP_NAIVE])
+        self.assertEqual(hello["interface"], "RoutedExpertsCapturer.create(enable, model_config, "
+                                             "num_fused_shared_experts, max_num_batched_tokens, max_model_len, "
+                                             "device) + capture(layer_id, topk_ids)")
+        self.assert_ranks(internal, {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
+        self.assert_ranks(naive, {0: [R(0, 0, 5)], 1: [R(0, 0, 3)]})
+
+    def test_a_no_op_capturer_on_tp_rank_1_is_a_refusal(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = pathlib.Path(tmp) / "checkout"
+            shutil.copytree(fixture("device-cache"), root)
+            shutil.copy(FIXTURES / "device_cache_template.py", tmp)
+            path = root / TARGET_REL
+            path.write_text(path.read_text().replace("VARIANT = {}", 'VARIANT = {"noop_off_rank0": True}'))
+            self.expect_fatal(root, "_Noop for TP rank 1 of 2 (dp 0): that rank has no device cache "
+                                    "(get_device_cache() is None), so this version captures nothing there by design")
+
+
 class RobustnessTest(AdapterTestBase):
     def test_prints_in_the_engine_do_not_reach_the_protocol(self):
         a = self.start(fixture("noisy"))

@@ -173,6 +173,37 @@ class StandInGapTest(OneOffEngines):
 
 
 @unittest.skipUnless(HAVE_TORCH, "torch cannot be imported")
+class OldTorchTest(OneOffEngines):
+    """What an older torch lacks (torch.dtype.itemsize came in 2.1) is this
+    torch's gap, never a verdict: one fatal line, when building and when
+    capturing."""
+
+    def setUp(self):
+        import torch
+
+        if tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 1):
+            self.skipTest(f"torch {torch.__version__} has what the engine reads")
+
+    def test_at_construction(self):
+        a = self.start(self.engine(init_code="import torch; torch.zeros(1).dtype.itemsize"))
+        a.send({"type": "hello", "protocol": 1})
+        msg = json.loads(a.read_line())
+        self.assertEqual(msg["type"], "fatal")
+        self.assertIn("has no torch.dtype.itemsize, which the engine's code at ", msg["error"])
+        self.assertIn("needs while building the capturer (r3check's gap, not a verdict on the engine): judge it "
+                      "with a newer torch (--engine-python)", msg["error"])
+
+    def test_while_capturing(self):
+        a = self.start(self.engine(before_capture="import torch; topk_ids.dtype.itemsize"))
+        self.assertEqual(a.ask({"type": "hello", "protocol": 1})["type"], "hello", a.err_text())
+        msg = a.ask({"type": "run", "id": 1, "cases": [EAGER_SP]})
+        self.assertEqual(msg["type"], "fatal", msg)
+        self.assertIn("has no torch.dtype.itemsize", msg["error"])
+        self.assertIn("while capturing for rank (dp 0, tp 0)", msg["error"])
+        self.assertEqual(a.proc.wait(timeout=60), 1)
+
+
+@unittest.skipUnless(HAVE_TORCH, "torch cannot be imported")
 class InterfacesTest(OneOffEngines):
     def test_init_buffer_with_model_config_and_instance_id(self):
         src = self.engine(variant='{"interface": "legacy"}',

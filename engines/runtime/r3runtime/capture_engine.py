@@ -8,6 +8,9 @@ The engine's part is a *binding* (engines/NAME/): an object with
   buffer_of(cap) -> tensor                its (tokens, layers, width) buffer
   capture(cap, case, d, t, topk_ids)      one capture call, as the engine's layer makes it
   cleanup(cap)                            free what the capturer holds (shared memory, files)
+  build_key(case) (optional)              what else of the case the capturer depends on (a tuple),
+                                          besides its shape and rank
+  nbytes_of(cap) (optional)               the bytes the capturer holds, for the LRU (default: its buffer's)
   replay (optional)                       the engine's replay-buffer sizing: replay.run(case, d, t, x,
                                           deliver, record) calls record(ReplayResult) before it
                                           hands the rows on with deliver(topk), so that a capture
@@ -24,7 +27,7 @@ import os
 
 import torch
 
-from r3runtime.errors import StandInGap, gap_in, one_line
+from r3runtime.errors import Refused, StandInGap, gap_in, one_line, torch_lack_in, torch_lack_text
 from r3runtime.rank import CUR, GatherStop, RankAbort
 from r3runtime.rows import (ENCODING_WIDTH, REPLAY_DTYPE_BASE, base_for, decode, dtype_name, runs_json,
                             take_expected, words_of)
@@ -94,6 +97,9 @@ class CaptureEngine:
     # -- capturers --
     def capturer(self, case, d, t):
         key = (case.M, case.E, case.nl, case.D, case.T, d, t, case.ep)
+        build_key = getattr(self.binding, "build_key", None)
+        if build_key is not None:
+            key += tuple(build_key(case))
         e = self.cache.get(key)
         if e is not None:
             self.cache.move_to_end(key)
@@ -105,10 +111,17 @@ class CaptureEngine:
                 raise ValueError(f"capturer buffer has shape {tuple(buf.shape)}, expected (tokens, layers, {ENCODING_WIDTH})")
             e = _Entry(cap, buf)
             e.dirty = True
+            nbytes_of = getattr(self.binding, "nbytes_of", None)
+            if nbytes_of is not None:
+                e.nbytes = nbytes_of(cap)
         except Exception as ex:
             gap = gap_in(ex)
             if gap is not None:
                 raise GapDuringRun(gap, f"building the capturer for rank (dp {d}, tp {t})")
+            lack = torch_lack_in(ex)
+            if lack is not None:
+                raise Refused(torch_lack_text(lack, f"building the capturer for rank (dp {d}, tp {t})",
+                                              getattr(self.binding, "ADAPTER_DIRS", ())))
             e = _Entry(None, None, error={"type": type(ex).__name__, "message": "building the capturer: " + one_line(ex)})
         self.cache[key] = e
         self.cache_bytes += e.nbytes
@@ -173,6 +186,10 @@ class CaptureEngine:
                     gap = gap_in(ex)
                     if gap is not None:
                         raise GapDuringRun(gap, f"capturing for rank (dp {d}, tp {t})")
+                    lack = torch_lack_in(ex)
+                    if lack is not None:
+                        raise Refused(torch_lack_text(lack, f"capturing for rank (dp {d}, tp {t})",
+                                                      getattr(self.binding, "ADAPTER_DIRS", ())))
                     res["error"] = _engine_error(ex)
         finally:
             try:

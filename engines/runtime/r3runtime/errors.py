@@ -19,6 +19,13 @@ class Fatal(Exception):
     """An error that ends the adapter with a `fatal` line."""
 
 
+class Refused(BaseException):
+    """The binding cannot drive what the engine's code gave it for a rank
+    (a capturer of a kind it cannot judge): the run stops with a `fatal`
+    carrying the message, never a verdict. A BaseException, so that the
+    per-rank `except Exception` of capture_engine cannot turn it into one."""
+
+
 class StandInGap(AttributeError):
     """One of r3check's stand-ins lacks `name`.
 
@@ -57,6 +64,48 @@ def gap_in(exc, depth=16):
         exc = exc.__cause__ or exc.__context__
         seen += 1
     return None
+
+
+OLD_TORCH = (2, 1)  # Debian's torch 1.13 and the like: no dtype.itemsize, no torch.compiler, ...
+
+
+def torch_lack_in(exc, depth=16):
+    """The AttributeError behind `exc` that names an attribute a torch
+    object lacks, when this torch is older than OLD_TORCH, else None: what
+    the engine's code reads of torch was added later (torch.dtype.itemsize
+    came in 2.1), so it is this torch's gap, never a verdict. On a newer
+    torch such an error is the engine's."""
+    import torch
+
+    try:
+        version = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    except ValueError:
+        return None
+    if version >= OLD_TORCH:
+        return None
+    seen = 0
+    while exc is not None and seen < depth:
+        if isinstance(exc, AttributeError) and not isinstance(exc, StandInGap):
+            obj = getattr(exc, "obj", None)
+            owner = obj if isinstance(obj, type(torch)) else type(obj)
+            name = getattr(owner, "__name__", "") if isinstance(obj, type(torch)) else getattr(owner, "__module__", "")
+            if getattr(exc, "name", None) and (name == "torch" or name.startswith("torch.")):
+                return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def torch_lack_text(exc, while_doing, adapter_dirs=()):
+    """The one line for torch_lack_in(): what this torch lacks, and where."""
+    import torch
+
+    obj = exc.obj
+    what = obj.__name__ if isinstance(obj, type(torch)) else f"{type(obj).__module__}.{type(obj).__name__}"
+    where = _engine_frame(exc, (_RUNTIME_DIR,) + tuple(adapter_dirs))
+    at = f" at {where}" if where else ""
+    return (f"this torch ({torch.__version__}) has no {what}.{exc.name}, which the engine's code{at} needs while "
+            f"{while_doing} (r3check's gap, not a verdict on the engine): judge it with a newer torch (--engine-python)")
 
 
 def _engine_frame(exc, skip_dirs):

@@ -6,7 +6,7 @@ import json
 
 from r3runtime import profile
 from r3runtime.capture_engine import GapDuringRun, case_result
-from r3runtime.errors import Fatal, exc_text, gap_fatal
+from r3runtime.errors import Fatal, Refused, exc_text, gap_fatal, one_line
 from r3runtime.rows import Case
 
 PROTOCOL = 1
@@ -52,6 +52,8 @@ class Adapter:
                 out = [case_result(c, eng.run_case_emulated(c), "emulated") for c in cases]
             except GapDuringRun as g:
                 raise gap_fatal(g.gap, g.while_doing, self.adapter_dirs)
+            except Refused as r:
+                raise Fatal(one_line(r))
             return {"type": "result", "id": rid, "cases": out}
         D = self.dist
         D.ensure_groups(cases)
@@ -67,6 +69,8 @@ class Adapter:
                     D.run_real(eng, case, ci, results)
         except GapDuringRun as g:  # every rank must still reach the gather
             error = str(gap_fatal(g.gap, g.while_doing, self.adapter_dirs))
+        except Refused as r:
+            error = one_line(r)
         except Exception as e:  # an adapter bug
             error = f"adapter failure during run: rank {D.rank}: {exc_text(e)}"
         gathered = D.gather((results, error))

@@ -135,6 +135,8 @@ class Case:
             self.E = int(raw["num_experts"])
             self.layers = int(raw["num_layers"])
             self.N = [int(x) for x in raw["num_tokens_across_dp"]]
+            sp = raw.get("sp")  # informational in the protocol; None when absent
+            self.sp = None if sp is None else bool(sp)
             ls = raw.get("local_sizes")
             self.local_sizes = None if ls is None else [int(x) for x in ls]
             ranks = raw["ranks"]

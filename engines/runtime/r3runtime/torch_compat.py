@@ -5,13 +5,25 @@ device map for code that hard-codes CUDA on a machine without it.
   name at construction; the next wider signed dtype stands in.
 - torch < 2.4 has no torch.library.custom_op / register_fake, which some
   modules use at import time; pass-through stand-ins.
+- torch < 2.0 has no Tensor.nbytes / itemsize: properties stand in.
+- torch < 2.1 has no torch.compiler, whose functions some modules test
+  with hasattr(torch.compiler, NAME); an empty module stands in (every
+  such test is False, as on a torch without NAME).
 - map_cuda_to(device): factory functions and Tensor.to/.cuda given a CUDA
   device put the tensor on `device` instead, so a file whose init_buffer
   says device="cuda" still gets a verdict on a CPU-only torch; the hello
-  says so (`device_map`).
+  says so (`device_map`). Pinned memory, which needs CUDA, is plain memory
+  there.
+- cpu_streams(): with the buffers on the CPU, torch.cuda.Stream, Event,
+  current_stream and stream are CPU stand-ins (a CPU copy is done when it
+  returns: a stream orders nothing, an event is always complete), for
+  code that overlaps its device-to-host copy on a stream of its own.
 """
+import contextlib
 import functools
 import logging
+import sys
+import types
 
 import torch
 
@@ -31,6 +43,17 @@ def install():
             setattr(torch, name, getattr(torch, wider))
             _DTYPE_STANDINS.append(f"{name} -> {wider}")
             log.info("torch %s has no torch.%s: torch.%s stands in", torch.__version__, name, wider)
+    # torch < 2.0 has no Tensor.nbytes / Tensor.itemsize, which capturers
+    # read to log their buffer's size.
+    if not hasattr(torch.Tensor, "nbytes"):
+        torch.Tensor.nbytes = property(lambda self: self.numel() * self.element_size())
+    if not hasattr(torch.Tensor, "itemsize"):
+        torch.Tensor.itemsize = property(lambda self: self.element_size())
+    if not hasattr(torch, "compiler"):
+        compiler = types.ModuleType("torch.compiler")
+        compiler.__doc__ = "r3check: torch < 2.1 has no torch.compiler; an empty one stands in"
+        torch.compiler = compiler
+        sys.modules.setdefault("torch.compiler", compiler)
     lib = torch.library
     if not hasattr(lib, "custom_op"):
 
@@ -97,6 +120,8 @@ def map_cuda_to(device):
         def f(*args, **kwargs):
             if "device" in kwargs:
                 kwargs["device"] = remap(kwargs["device"])
+            if kwargs.get("pin_memory"):
+                kwargs["pin_memory"] = False  # pinning needs CUDA; plain memory here
             return fn(*args, **kwargs)
 
         return f
@@ -116,6 +141,66 @@ def map_cuda_to(device):
 
     torch.Tensor.to = tensor_to
     torch.Tensor.cuda = lambda self, *a, **k: self.to(remap("cuda"))
+    torch.Tensor.pin_memory = lambda self, *a, **k: self
+
+
+class _CpuEvent:
+    """torch.cuda.Event with the work on the CPU: always complete."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        pass
+
+    def record(self, stream=None):
+        pass
+
+    def wait(self, stream=None):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def query(self):
+        return True
+
+
+class _CpuStream:
+    """torch.cuda.Stream with the work on the CPU: orders nothing."""
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        self.device = torch.device("cpu")
+        self.priority = priority
+
+    def wait_stream(self, stream):
+        pass
+
+    def wait_event(self, event):
+        pass
+
+    def record_event(self, event=None):
+        return event if event is not None else _CpuEvent()
+
+    def synchronize(self):
+        pass
+
+    def query(self):
+        return True
+
+
+_CPU_STREAM = []
+
+
+def cpu_streams():
+    """torch.cuda's streams and events as CPU stand-ins (the buffers are on the CPU)."""
+    if _CPU_STREAM:
+        return
+    _CPU_STREAM.append(_CpuStream())
+    cuda = torch.cuda
+    cuda.Stream = _CpuStream
+    cuda.Event = _CpuEvent
+    cuda.current_stream = lambda device=None: _CPU_STREAM[0]
+    cuda.default_stream = lambda device=None: _CPU_STREAM[0]
+    cuda.stream = lambda stream=None: contextlib.nullcontext(stream)
+    cuda.synchronize = lambda device=None: None
 
 
 def dtype_map():

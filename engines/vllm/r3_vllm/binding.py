@@ -9,10 +9,12 @@ import tempfile
 import traceback
 
 from r3runtime import profile
-from r3runtime.errors import Fatal, exc_text, gap_fatal, gap_in
+from r3runtime import torch_compat
+from r3runtime.errors import Fatal, Refused, exc_text, gap_fatal, gap_in, one_line, torch_lack_in, torch_lack_text
 from r3runtime.rank import CUR
 from r3runtime.rows import Case
 from r3_vllm import loader, standins
+from r3_vllm.device_cache import Rank as DeviceCacheRank, naive_dispatch
 from r3_vllm.interfaces import Interface, cleanup_capturer, find_buffer
 from r3_vllm.sizing import ReplaySizing
 
@@ -34,6 +36,7 @@ def _raised_by_the_call(e):
 
 class VllmBinding:
     name = "vllm"
+    ADAPTER_DIRS = ADAPTER_DIRS
 
     @classmethod
     def add_arguments(cls, parser):
@@ -54,6 +57,8 @@ class VllmBinding:
     def set_device(self, device):
         self.device = device
         standins.current_platform.set_device_kind(device.type)
+        if device.type == "cpu":
+            torch_compat.cpu_streams()  # the device-cache design copies D2H on a stream of its own
 
     def load(self):
         capture, checkout = loader.load_capture(self.args.source)
@@ -74,41 +79,76 @@ class VllmBinding:
         self.prefixes.append(instance_id.rsplit("_", 1)[0])
         cfg = standins.make_config(case.M, case.E, case.nl, case.D, case.T, d, t, case.ep, instance_id)
         CUR.config = cfg
-        if profile.ON:
-            cap = profile.engine_call(self.iface.construct, case.M, cfg)
+        dc = self.iface.device_cache
+        if dc is not None:
+            build, args = dc.build, (case, d, t, cfg, self.device)
         else:
-            cap = self.iface.construct(case.M, cfg)
+            build, args = self.iface.construct, (case.M, cfg)
+        cap = profile.engine_call(build, *args) if profile.ON else build(*args)
         self.configs[id(cap)] = cfg
         return cap
 
+    def build_key(self, case):
+        """The device-cache design binds its layers by the case's SP and dispatch."""
+        dc = self.iface.device_cache
+        if dc is None or dc.bind is None:
+            return ()
+        return (case.sp, naive_dispatch(case))
+
+    def nbytes_of(self, cap):
+        if isinstance(cap, DeviceCacheRank):
+            return self.iface.device_cache.nbytes_of(cap)
+        buf = find_buffer(cap)
+        return buf.numel() * buf.element_size()
+
     def buffer_of(self, cap):
+        if isinstance(cap, DeviceCacheRank):
+            return cap.readback
         return find_buffer(cap)
 
     def capture(self, cap, case, d, t, topk_ids):
         CUR.config = self.configs.get(id(cap))
-        cap.capture(case.layer, topk_ids)
+        if isinstance(cap, DeviceCacheRank):
+            self.iface.device_cache.capture(cap, case, d, t, topk_ids)
+        else:
+            cap.capture(case.layer, topk_ids)
 
     def _capture_profiled(self, cap, case, d, t, topk_ids):
         CUR.config = self.configs.get(id(cap))
-        profile.engine_call(cap.capture, case.layer, topk_ids)
+        if isinstance(cap, DeviceCacheRank):
+            profile.engine_call(self.iface.device_cache.capture, cap, case, d, t, topk_ids)
+        else:
+            profile.engine_call(cap.capture, case.layer, topk_ids)
 
     def cleanup(self, cap):
         self.configs.pop(id(cap), None)
-        cleanup_capturer(cap)
+        cleanup_capturer(cap.cap if isinstance(cap, DeviceCacheRank) else cap)
 
     def probe(self, engine):
         """One construction before any case: an undrivable constructor or a
-        capturer without a buffer is a fatal now, not a verdict later."""
-        probe = Case(0, {"dp": 1, "tp": 1, "max_num_batched_tokens": 16, "num_experts": 256, "num_layers": 2,
-                         "num_tokens_across_dp": [1],
-                         "ranks": [{"dp": 0, "tp": 0, "rows": [{"dp": 0, "from": 0, "count": 1}]}]})
-        CUR.enter(probe, 0, 0)
+        capturer without a buffer is a fatal now, not a verdict later. The
+        device-cache design also builds TP rank 1 of 2 (the rank that may get
+        the no-op capturer)."""
+        self._probe_one(engine, 1, 0)
+        if self.iface.device_cache is not None:
+            self._probe_one(engine, 2, 1)
+
+    def _probe_one(self, engine, T, t):
+        one = [{"dp": 0, "from": 0, "count": 1}]
+        probe = Case(0, {"dp": 1, "tp": T, "max_num_batched_tokens": 16, "num_experts": 256, "num_layers": 2,
+                         "num_tokens_across_dp": [1], "ranks": [{"dp": 0, "tp": i, "rows": one} for i in range(T)]})
+        CUR.enter(probe, 0, t)
         try:
-            cap = self.build(probe, 0, 0, f"{engine.instance_prefix}_probe")
+            cap = self.build(probe, 0, t, f"{engine.instance_prefix}_probe{t}")
+        except Refused as r:
+            raise Fatal(one_line(r))
         except Exception as e:
             gap = gap_in(e)
             if gap is not None:
                 raise gap_fatal(gap, "building the capturer", ADAPTER_DIRS)
+            lack = torch_lack_in(e)
+            if lack is not None:
+                raise Fatal(torch_lack_text(lack, "building the capturer", ADAPTER_DIRS))
             if _raised_by_the_call(e):  # the arguments did not bind: our driving is wrong
                 raise Fatal(f"{self.iface.description} failed: {exc_text(e)}")
             # The engine's own constructor raised: that is its result, reported
@@ -118,6 +158,9 @@ class VllmBinding:
         finally:
             CUR.enter(None, 0, 0)
         try:
+            if isinstance(cap, DeviceCacheRank):
+                self.iface.device_cache.layer_first = cap.layer_first
+                return
             try:
                 find_buffer(cap)
             except LookupError as e:

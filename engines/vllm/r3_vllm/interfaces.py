@@ -4,13 +4,16 @@ first and last upstream version that used it).
 
 Chosen by signature: the required parameters of __init__ (or, when it has
 none, of init_buffer after create()) must all be values this adapter can
-supply (_PARAM_VALUES); anything else is a fatal naming the parameters.
+supply (_PARAM_VALUES); anything else is a fatal naming the parameters. A
+static create(enable, model_config, ...) without init_buffer is the
+device-cache design (r3_vllm.device_cache: v0.21.0 and two forks).
 """
 import inspect
 
 import torch
 
 from r3runtime.errors import Fatal, exc_text
+from r3_vllm.device_cache import DeviceCacheInterface, is_device_cache_design
 from r3_vllm.standins import make_kv_cache_config
 
 
@@ -48,7 +51,8 @@ def _required_params(fn, skip_self):
 
 
 class Interface:
-    """How to build a capturer: `kind` is "init" or "init_buffer"."""
+    """How to build a capturer: `kind` is "init", "init_buffer" or
+    "device_cache" (then `device_cache` builds and drives it)."""
 
     def __init__(self, module):
         cls = getattr(module, "RoutedExpertsCapturer", None)
@@ -61,11 +65,18 @@ class Interface:
             raise Fatal("RoutedExpertsCapturer has no capture() method")
         self.module = module
         self.cls = cls
+        self.device_cache = None
+        if is_device_cache_design(cls):
+            self.kind = "device_cache"
+            self.device_cache = DeviceCacheInterface(module, cls)
+            self.description = self.device_cache.description
+            return
         known = " or ".join(
             [
                 "RoutedExpertsCapturer(max_num_batched_tokens, vllm_config[, kv_cache_config])",
                 "RoutedExpertsCapturer.create([enable]) + init_buffer(max_num_batched_tokens, max_num_kv_tokens, "
                 "vllm_config | model_config[, instance_id[, enable_shared_memory]])",
+                "static RoutedExpertsCapturer.create(enable, model_config, ...)",
             ]
         )
         required = self._drivable_params(cls.__init__, "__init__", known)

@@ -299,6 +299,11 @@ def make_config(M, num_experts, num_layers, D, T, d, t, ep, instance_id):
         n_routed_experts=num_experts, num_local_experts=num_experts, model_type="r3check",
         hidden_size=ENCODING_WIDTH * 8, num_attention_heads=8, num_key_value_heads=8, vocab_size=32000,
         architectures=["R3CheckMoeForCausalLM"], torch_dtype=torch.bfloat16,
+        # The per-layer kinds Nemotron-H's config lists (transformers'
+        # NemotronHConfig.layers_block_type): the static-create forks count
+        # MoE layers by it alone, and v0.21.0's _count_moe_layers reads it
+        # first. Every layer of r3check's model is an MoE layer.
+        layers_block_type=["moe"] * num_layers,
     )
     parallel = StandInObject(
         "vllm.config.ParallelConfig",
@@ -327,9 +332,11 @@ def make_config(M, num_experts, num_layers, D, T, d, t, ep, instance_id):
         get_num_kv_heads=lambda parallel_config=None: hf.num_key_value_heads,
         get_head_size=lambda: hf.hidden_size // hf.num_attention_heads,
     )
+    # max_num_seqs: SchedulerConfig's default (DEFAULT_MAX_NUM_SEQS = 128 in
+    # v0.21.0), which vLLM requires to be at most max_num_batched_tokens.
     scheduler = StandInObject(
         "vllm.config.SchedulerConfig",
-        max_num_batched_tokens=M, max_num_seqs=M, max_model_len=M, enable_chunked_prefill=True,
+        max_num_batched_tokens=M, max_num_seqs=min(M, 128), max_model_len=M, enable_chunked_prefill=True,
         chunked_prefill_enabled=True, async_scheduling=False, max_num_partial_prefills=1,
     )
     cache = StandInObject("vllm.config.CacheConfig", block_size=16, num_gpu_blocks=None, cache_dtype="auto",
@@ -356,11 +363,13 @@ def make_moe_config(case, d, t, device):
     dp_size / ep_size / use_ep (properties of its parallel config there)."""
     D, T = case.D, case.T
     ep_size = D * T if case.ep else 1
+    # SP as the case's dispatch plan has it (its `sp`), else the spec's rule.
+    sp = case.sp if case.sp is not None else bool(case.ep) and T > 1 and D > 1
     parallel = StandInObject("vllm.model_executor.layers.fused_moe.config.FusedMoEParallelConfig",
                              dp_size=D, dp_rank=d, tp_size=T, tp_rank=t, ep_size=ep_size,
                              ep_rank=d * T + t if case.ep else 0, use_ep=bool(case.ep), pcp_size=1, pcp_rank=0,
-                             all2all_backend="allgather_reducescatter",
-                             is_sequence_parallel=bool(case.ep) and T > 1 and D > 1)
+                             all2all_backend="allgather_reducescatter", sp_size=T if sp else 1,
+                             is_sequence_parallel=sp)
     return StandInObject(
         "vllm.model_executor.layers.fused_moe.config.FusedMoEConfig",
         num_experts=case.E, experts_per_token=ENCODING_WIDTH, hidden_dim=ENCODING_WIDTH * 8,
@@ -369,6 +378,73 @@ def make_moe_config(case, d, t, device):
         dp_size=D, dp_rank=d, tp_size=T, tp_rank=t, ep_size=ep_size, ep_rank=parallel.ep_rank,
         use_ep=bool(case.ep), device=device, is_sequence_parallel=parallel.is_sequence_parallel,
     )
+
+
+# --- the model a runner binds routing capture to (v0.21.0's device-cache
+# design: bind_routing_capture_to_model walks model.modules()) ---------------
+
+
+class UnquantizedFusedMoEMethod:
+    """vllm.model_executor.layers.fused_moe.unquantized_fused_moe_method.UnquantizedFusedMoEMethod
+    of v0.21.0 without a modular kernel: supports_internal_mk is False, so
+    with DP the MoE runner dispatches naively (do_naive_dispatch_combine);
+    not monolithic (the router's topk_ids reach the layer)."""
+
+    supports_internal_mk = False
+    is_monolithic = False
+
+
+class FusedMoEModularMethod:
+    """vllm.model_executor.layers.fused_moe.fused_moe_modular_method.FusedMoEModularMethod
+    of v0.21.0, what the layer's quant method becomes when a modular kernel
+    that dispatches across DP itself is set up (internal dispatch):
+    supports_internal_mk is True."""
+
+    supports_internal_mk = True
+    is_monolithic = False
+
+
+class FusedMoE:
+    """vllm.model_executor.layers.fused_moe.layer.FusedMoE, what routing
+    capture reads of it in v0.21.0: moe_layer_id (its index among the
+    model's MoE layers, FusedMoE._next_moe_layer_id), moe_config, and
+    quant_method; bind_routing_capture_to_model sets _routing_replay_out."""
+
+    def __init__(self, moe_layer_id, moe_config, quant_method):
+        self.moe_layer_id = moe_layer_id
+        self.moe_config = moe_config
+        self.quant_method = quant_method
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise StandInGap("vllm.model_executor.layers.fused_moe.layer.FusedMoE", name)
+
+
+class MoEModel:
+    """The runner's model (a torch.nn.Module there): modules() gives the
+    model, then its MoE layers in order, as nn.Module.modules() does."""
+
+    def __init__(self, layers):
+        self.layers = list(layers)
+
+    def modules(self):
+        yield self
+        yield from self.layers
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise StandInGap("the model (torch.nn.Module)", name, "r3check's model has only MoE layers")
+
+
+def make_moe_model(case, d, t, device, internal):
+    """The model of one rank: min(num_layers, 2) MoE layers with the case's
+    MoE config; `internal`: the case's MoE runner dispatches inside a
+    modular kernel (else naively)."""
+    moe = make_moe_config(case, d, t, device)
+    method = FusedMoEModularMethod if internal else UnquantizedFusedMoEMethod
+    return MoEModel(FusedMoE(i, moe, method()) for i in range(case.nl))
 
 
 # --- what each stand-in vllm module holds -------------------------------------
@@ -396,6 +472,7 @@ MODULES = {
     "vllm.logger": {"init_logger": init_logger},
     "vllm.v1.kv_cache_interface": {"is_full_attention_spec": is_full_attention_spec,
                                    "FullAttentionSpec": FullAttentionSpec, "KVCacheGroupSpec": KVCacheGroupSpec},
+    "vllm.model_executor.layers.fused_moe.layer": {"FusedMoE": FusedMoE},
     "vllm.utils": dict(_MATH),
     "vllm.utils.math_utils": dict(_MATH),
     "vllm.envs": {},

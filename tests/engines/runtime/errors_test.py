@@ -3,7 +3,7 @@ its fatal names the engine's frame."""
 import unittest
 
 import _path  # noqa: F401
-from r3runtime.errors import StandInGap, exc_text, gap_fatal, gap_in, one_line
+from r3runtime.errors import OLD_TORCH, StandInGap, exc_text, gap_fatal, gap_in, one_line, torch_lack_in, torch_lack_text
 
 
 def _engine_code(obj):
@@ -52,6 +52,30 @@ class ErrorsTest(unittest.TestCase):
         self.assertIn("errors_test.py:", text)
         self.assertIn("capturing for rank (dp 0, tp 1)", text)
         self.assertNotIn("\n", text)
+
+    def test_what_an_old_torch_lacks_is_told_from_the_engines_errors(self):
+        import torch
+
+        try:
+            try:
+                torch.zeros(1).dtype.r3check_missing
+            except AttributeError as e:
+                raise RuntimeError("wrapped") from e
+        except RuntimeError as outer:
+            lack = torch_lack_in(outer)
+        old = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) < OLD_TORCH
+        if old:
+            self.assertIsNotNone(lack)
+            text = torch_lack_text(lack, "building the capturer")
+            self.assertIn(f"this torch ({torch.__version__}) has no torch.dtype.r3check_missing", text)
+            self.assertIn("errors_test.py:", text)
+        else:
+            self.assertIsNone(lack)  # on a newer torch it is the engine's error
+        try:
+            _engine_code(object())
+        except AttributeError as e:
+            self.assertIsNone(torch_lack_in(e))  # not a torch object
+        self.assertIsNone(torch_lack_in(StandInGap("x", "y")))
 
     def test_one_line_texts(self):
         self.assertEqual(one_line("  first\nsecond "), "first")
