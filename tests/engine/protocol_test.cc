@@ -29,6 +29,7 @@ TEST(ProtocolTest, RunRequestCarriesEachRanksRowsAndTheForwardContext) {
   EXPECT_EQ(c["num_tokens_across_dp"], json({5, 3}));
   EXPECT_EQ(c["local_sizes"], json({3, 3, 2, 2}));
   EXPECT_EQ(c["sp"], true);
+  EXPECT_EQ(c["dispatch"], "naive");
   ASSERT_EQ(c["ranks"].size(), 4u);
   EXPECT_EQ(c["ranks"][3]["dp"], 1);
   EXPECT_EQ(c["ranks"][3]["tp"], 1);

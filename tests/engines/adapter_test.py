@@ -43,7 +43,7 @@ def P(count):
     return {"pad": count}
 
 
-def make_case(dp, tp, n, rows, local_sizes=None, ep=True, sp=True, m=8192, experts=256, layers=1):
+def make_case(dp, tp, n, rows, local_sizes=None, ep=True, sp=True, m=8192, experts=256, layers=1, dispatch=None):
     """rows: one run list for every rank, or a list of dp*tp run lists (order d*tp+t)."""
     if rows and isinstance(rows[0], dict):
         rows = [rows] * (dp * tp)
@@ -52,6 +52,7 @@ def make_case(dp, tp, n, rows, local_sizes=None, ep=True, sp=True, m=8192, exper
         "dp": dp, "tp": tp, "ep": ep, "sp": sp, "max_num_batched_tokens": m, "num_experts": experts, "top_k": 8,
         "num_layers": layers, "num_tokens_across_dp": n, "local_sizes": local_sizes,
         "ranks": [{"dp": r // tp, "tp": r % tp, "rows": rows[r]} for r in range(dp * tp)],
+        **({} if dispatch is None else {"dispatch": dispatch}),
     }
 
 
@@ -413,6 +414,15 @@ class DeviceCacheTest(AdapterTestBase):
         self.assertIn("building the capturer: fixture: routing capture does not support naive DP dispatch",
                       naive["ranks"][0]["error"]["message"])
         self.assertIn("does not support sequence parallelism", sp["ranks"][3]["error"]["message"])
+
+    def test_the_cases_dispatch_decides_even_when_every_peer_is_idle(self):
+        """No rank sees another DP rank's rows, yet the deployment dispatches
+        naively: the case says so, and v0.21.0's bind refuses it."""
+        idle = dict(self.IDLE_PEER)
+        _, (naive, internal) = self.run_cases(fixture("device-cache"),
+                                              [dict(idle, dispatch="naive"), dict(idle, dispatch="internal")])
+        self.assert_ranks(naive, {0: [], 1: []}, error="NotImplementedError")
+        self.assert_ranks(internal, {0: [], 1: [R(1, 0, 3)]})
 
     def test_a_wrong_staged_slice_shows_on_tp_rank_0(self):
         """The broken fixture stages device rows from row 1: the host cache,

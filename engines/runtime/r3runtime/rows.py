@@ -135,6 +135,10 @@ class Case:
             self.E = int(raw["num_experts"])
             self.layers = int(raw["num_layers"])
             self.N = [int(x) for x in raw["num_tokens_across_dp"]]
+            dispatch = raw.get("dispatch")  # "naive" | "internal"; None from an older r3check
+            if dispatch not in (None, "naive", "internal"):
+                raise ValueError(f"dispatch {dispatch!r} is not naive | internal")
+            self.dispatch = dispatch
             sp = raw.get("sp")  # informational in the protocol; None when absent
             self.sp = None if sp is None else bool(sp)
             ls = raw.get("local_sizes")

@@ -106,10 +106,12 @@ def is_device_cache_design(cls):
 
 
 def naive_dispatch(case):
-    """Whether the case's MoE runner dispatches naively. The case names no
-    dispatch; its rows do: a rank that sees another DP rank's rows sees a
-    DP/EP all-gather. A step in which no rank does (D = 1, or no peer has
-    a token) reads as internal dispatch."""
+    """Whether the case's MoE runner dispatches naively: the case's dispatch
+    with more than one DP rank (one DP rank has nothing to all-gather). Only
+    a request without the field (an older r3check) falls back to the rows: a
+    rank that sees another DP rank's rows sees a DP/EP all-gather."""
+    if case.dispatch is not None:
+        return case.dispatch == "naive" and case.D > 1
     hit = case.engine_state.get("vllm_naive_dispatch")
     if hit is None:
         hit = any(dp >= 0 and dp != r // case.T and c > 0 for r, runs in enumerate(case.runs) for dp, _, c in runs)
