@@ -90,7 +90,8 @@ TEST_PARTS = {
         # vllm:FIXTURE through engines/vllm with torch
         ('torch', ['--gtest_filter=EngineFixtureTest.*:*BrokenEngineTest.*'])],
     'engine_adapter_test': [(c, _UT + [c]) for c in (
-        'HelloTest', 'SeededBugTest', 'RobustnessTest', 'MultiProcessTest', 'FatalTest')] + [
+        'HelloTest', 'SeededBugTest', 'DeviceCacheTest', 'RobustnessTest', 'MultiProcessTest',
+        'FatalTest')] + [
         ('Post50874Test', _UT + ['Post50874Test.' + m for m in (
             'test_worked_examples', 'test_digits_beyond_one_byte_and_wide_dtypes',
             'test_buffer_is_cleared_between_captures',
@@ -101,7 +102,7 @@ TEST_PARTS = {
         ('Post50874Test.decode',
          _UT + ['Post50874Test.test_decode_shortcuts_agree_with_digit_by_digit_decoding'])],
     'engine_trust_test': [(c, _UT + [c]) for c in (
-        'FaithfulStandInsTest', 'StandInGapTest', 'InterfacesTest', 'ProtocolHygieneTest',
+        'FaithfulStandInsTest', 'StandInGapTest', 'OldTorchTest', 'InterfacesTest', 'ProtocolHygieneTest',
         'ReplaySizingTest')],
     'sweep_e2e_test': [(c, _UT + [c]) for c in ('FolderSweep', 'RevisionSweep', 'BadInput')],
 }
