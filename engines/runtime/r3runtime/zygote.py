@@ -361,6 +361,16 @@ def main(path):
         _log(f"unavailable: {n} threads after importing torch")
         zygote.close_listener()
         return None
+    # What was imported moves to the collector's permanent generation, so
+    # that a child's collections neither walk it nor copy its pages (each
+    # gc header they touch is a copy-on-write fault): measured, a forked
+    # adapter's 324 cases took 1.74 s without this and 1.39 s with it (an
+    # exec'd one 1.4-1.6 s). Nothing frozen is garbage: modules and what
+    # they hold.
+    import gc
+
+    gc.collect()
+    gc.freeze()
     _log(f"ready (pid {os.getpid()}, torch imported)")
     return zygote.serve()
 
