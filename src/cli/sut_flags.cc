@@ -82,6 +82,20 @@ void SutFlags::AddTo(CLI::App& app) {
 
 bool SutFlags::IsEngine() const { return engine::IsEngineSut(sut); }
 
+engine::LaunchOptions SutFlags::Launch() const {
+  engine::LaunchOptions launch;
+  launch.python = engine_python;
+  launch.launch = engine_launch;
+  launch.nproc = nproc;
+  launch.launch_args = engine_launch_args;
+  launch.device = engine_device;
+  launch.adapters_dir = DefaultEnginesDir();
+  launch.timeout_ms = static_cast<int64_t>(engine_timeout_s * 1000);
+  launch.sizing = engine_sizing;
+  launch.fork_server = fork_server;
+  return launch;
+}
+
 sut::SutOptions SutFlags::Options(engine::EngineSpec* engine) const {
   sut::SutOptions options;
   const auto p = sut::FindPolicy(policy);
@@ -112,15 +126,7 @@ sut::SutOptions SutFlags::Options(engine::EngineSpec* engine) const {
     options.version = *version;
     return options;
   }
-  engine::LaunchOptions launch;
-  launch.python = engine_python;
-  launch.launch = engine_launch;
-  launch.nproc = nproc;
-  launch.launch_args = engine_launch_args;
-  launch.device = engine_device;
-  launch.adapters_dir = DefaultEnginesDir();
-  launch.timeout_ms = static_cast<int64_t>(engine_timeout_s * 1000);
-  launch.sizing = engine_sizing;
+  const engine::LaunchOptions launch = Launch();
   if (nproc != 1 && engine_launch != "torchrun") {
     throw UsageError("--nproc: needs --engine-launch torchrun");
   }

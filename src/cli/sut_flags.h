@@ -34,6 +34,8 @@ struct SutFlags {
   static constexpr double kDefaultEngineTimeoutS = 60;
   double engine_timeout_s = kDefaultEngineTimeoutS;
   std::string engine_sizing;  // --engine-sizing FILE: vLLM's sizing code (vllm:PATH)
+  // No flag: sweep sets it to its fork server's socket (LaunchOptions::fork_server).
+  std::string fork_server;
 
   void AddTo(CLI::App& app);
   // The plain settings, every flag checked (UsageError naming it), and for
@@ -41,6 +43,8 @@ struct SutFlags {
   // otherwise). Starts nothing: MakeProducer (producer_flags.h) does.
   sut::SutOptions Options(engine::EngineSpec* engine = nullptr) const;
   bool IsEngine() const;
+  // The engine flags as the engine layer takes them (not checked: Options does).
+  engine::LaunchOptions Launch() const;
 };
 
 }  // namespace r3::cli

@@ -31,6 +31,7 @@
 #include "cli/version_sources.h"
 #include "r3/case/case_format.h"
 #include "r3/case/checked_math.h"
+#include "r3/engine/fork_server.h"
 #include "r3/sut/producer.h"
 
 namespace r3::cli {
@@ -47,6 +48,7 @@ struct SweepArgs {
   bool first_bad = false;
   int64_t budget_ms = 10000;
   int64_t jobs = 0;  // 0: the number of cores
+  bool no_fork_server = false;
   SutFlags flags;
   CLI::Option* sut = nullptr;
 };
@@ -235,6 +237,12 @@ class Sweeper {
         throw UsageError(e.what());
       }
     }
+    // One Python process imports torch and forks every version's adapter
+    // (engine/fork_server.h); without it, each adapter imports torch itself.
+    if (!args_.no_fork_server) {
+      fork_server_ = engine::ForkServer::Start(args_.flags.Launch());
+      if (fork_server_) settings_.flags.fork_server = fork_server_->socket();
+    }
     if (args_.first_bad) {
       if (!range_start_) {
         throw UsageError("--first-bad: takes a CHECKOUT@A..B source, not " + args_.sources[0]);
@@ -415,6 +423,7 @@ class Sweeper {
     }
     if (pid == 0) {
       close(fds[0]);
+      if (fork_server_) fork_server_->Release();
       std::string out;
       try {
         out = JudgeInWorker(sut_path, settings_);
@@ -610,6 +619,7 @@ class Sweeper {
   }
 
   const SweepArgs& args_;
+  std::unique_ptr<engine::ForkServer> fork_server_;
   JudgeSettings settings_;
   std::vector<Version> versions_;
   std::optional<Version> range_start_;
@@ -647,6 +657,9 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
                   "core); the output is the same for every N. --first-bad judges one at a time")
       ->transform(Decimal())
       ->check(CLI::Range(int64_t{0}, kMaxJobs));
+  cmd->add_flag("--no-fork-server", args->no_fork_server,
+                "exec every version's adapter (each imports torch) instead of forking it from "
+                "one Python process that imported torch once; the output is the same");
   args->flags.AddTo(*cmd);
   args->sut = cmd->get_option("--sut");
   cmd->callback([args, exit_code] { *exit_code = Sweeper(*args).Run(); });

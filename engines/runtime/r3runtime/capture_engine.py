@@ -62,6 +62,54 @@ class GapDuringRun(BaseException):
         self.while_doing = while_doing
 
 
+def held_bytes(cap, buf):
+    """The memory a capturer holds, for the cache's budget: its buffer, every
+    other tensor among its attributes (an engine may keep more than the
+    capture buffer: a probability map of (tokens, layers, num_experts) fp16,
+    say, which with tens of thousands of experts dwarfs the capture buffer),
+    and its shared memory segments. A deployment holds one capturer per
+    rank, each on its own GPU; this process holds the cache's."""
+    seen = set()
+    total = 0
+
+    def tensor(x):
+        nonlocal total
+        try:
+            storage = x.storage()
+            key, n = storage.data_ptr(), storage.size() * x.element_size()
+        except Exception:
+            key, n = x.data_ptr(), x.numel() * x.element_size()
+        if key not in seen:
+            seen.add(key)
+            total += n
+
+    def value(v):
+        nonlocal total
+        if isinstance(v, torch.Tensor):
+            tensor(v)
+        elif type(v).__name__ == "SharedMemory" and isinstance(getattr(v, "size", None), int):
+            if ("shm", id(v)) not in seen:
+                seen.add(("shm", id(v)))
+                total += v.size
+
+    if buf is not None:
+        tensor(buf)
+    try:
+        attrs = list(vars(cap).values())
+    except TypeError:  # no __dict__
+        attrs = [getattr(cap, a, None) for a in getattr(type(cap), "__slots__", ())]
+    for v in attrs:
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                value(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                value(x)
+        else:
+            value(v)
+    return total
+
+
 class _Entry:
     __slots__ = ("cap", "buf", "dirty", "nbytes", "error", "words")
 
@@ -71,7 +119,7 @@ class _Entry:
         self.words = None  # rows.words_of(buf), once needed
         self.dirty = False
         self.error = error
-        self.nbytes = 0 if buf is None else buf.numel() * buf.element_size()
+        self.nbytes = 0 if buf is None else held_bytes(cap, buf)
 
 
 def _engine_error(ex):

@@ -125,7 +125,7 @@ sut::Observation ToObservation(const Case& c, const sut::DispatchPlan& plan,
 class Engine : public sut::Producer {
  public:
   Engine(const EngineSpec& spec, const sut::SutOptions& options)
-      : Producer(options), spec_(spec), process_(spec.argv, spec.exit_grace_ms) {
+      : Producer(options), spec_(spec), process_(spec.argv, spec.exit_grace_ms, spec.fork_server) {
     Guard([&] {
       hello_ = ParseHello(Ask(HelloRequest(), "hello"));
     });
@@ -361,6 +361,10 @@ std::string DefaultPython() {
 
 }  // namespace
 
+std::string AdapterPython(const LaunchOptions& launch) {
+  return launch.python.empty() ? DefaultPython() : launch.python;
+}
+
 std::span<const AdapterInfo> AdapterCatalogue() { return kAdapters; }
 
 bool IsEngineSut(std::string_view sut) {
@@ -445,8 +449,7 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
     throw std::invalid_argument("--sut vllm: the adapter " + script +
                                 " is missing (set R3_ENGINES_DIR to the engines/ folder)");
   }
-  const std::string python = launch.python.empty() ? DefaultPython() : launch.python;
-  spec.argv = {python};
+  spec.argv = {AdapterPython(launch)};
   if (launch.launch == "torchrun") {
     if (launch.nproc < 1) throw std::invalid_argument("--nproc: must be at least 1");
     // The underscore spelling: torch 1.13's torchrun knows no other, 2.x takes both.
@@ -456,6 +459,8 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
     spec.exit_grace_ms = 15000;
   } else if (!launch.launch_args.empty()) {
     throw std::invalid_argument("--engine-launch-arg: needs --engine-launch torchrun");
+  } else {
+    spec.fork_server = launch.fork_server;  // one local Python process: the fork server can fork it
   }
   spec.argv.insert(spec.argv.end(), {script, "--source", source, "--device", launch.device});
   if (!sizing.empty()) spec.argv.insert(spec.argv.end(), {"--sizing", sizing});

@@ -28,6 +28,9 @@ struct LaunchOptions {
   std::string adapters_dir;    // where engines/NAME/ live
   int64_t timeout_ms = 60000;  // per request, hello included
   std::string sizing;          // --engine-sizing FILE (vllm:PATH only)
+  // A fork server's socket (fork_server.h): vllm:PATH adapters under
+  // --engine-launch none are forked by it; empty: exec'd.
+  std::string fork_server;
 };
 
 struct EngineSpec {
@@ -41,6 +44,8 @@ struct EngineSpec {
   // The engine flags that reproduce this launch, as shell words after
   // --sut (" --engine-device cuda"): replay hints copy them.
   std::string replay_flags;
+  // LaunchOptions::fork_server, where it applies (vllm:PATH, --engine-launch none).
+  std::string fork_server;
 };
 
 struct AdapterInfo {
@@ -58,6 +63,10 @@ bool IsEngineSut(std::string_view sut);
 // Builds the adapter command for an engine SUT. Throws std::invalid_argument
 // with a one-line message (a missing path, an empty command, a bad launch).
 EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch);
+
+// The interpreter of Python adapters: launch.python, else $R3_PYTHON, else
+// /usr/bin/python3 where it exists (Debian's python3-torch), else python3.
+std::string AdapterPython(const LaunchOptions& launch);
 
 // One shell word: `word` itself when it is plain, else single-quoted.
 std::string ShellWord(const std::string& word);

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include "r3/engine/internal/fork_client.h"
+
 namespace r3::engine::internal {
 namespace {
 
@@ -24,7 +26,8 @@ int64_t MsLeft(Clock::time_point deadline) {
 
 }  // namespace
 
-Subprocess::Subprocess(const std::vector<std::string>& argv, int64_t exit_grace_ms)
+Subprocess::Subprocess(const std::vector<std::string>& argv, int64_t exit_grace_ms,
+                       const std::string& fork_server)
     : exit_grace_ms_(exit_grace_ms) {
   if (argv.empty()) throw SubprocessError("empty command");
   // A write to an adapter that died must be an error here, not SIGPIPE.
@@ -47,6 +50,7 @@ Subprocess::Subprocess(const std::vector<std::string>& argv, int64_t exit_grace_
     dup2(in_pipe[0], 0);
     dup2(out_pipe[1], 1);
     signal(SIGPIPE, SIG_DFL);
+    if (!fork_server.empty()) RunViaForkServer(fork_server, argv);  // returns if it did not take it
     execvp(args[0], args.data());
     const std::string msg = "r3check: cannot run " + argv[0] + ": " + std::strerror(errno) + "\n";
     (void)!write(2, msg.data(), msg.size());

@@ -24,7 +24,12 @@ class Subprocess {
   // exit_grace_ms: how long the child may take to exit once its stdin is
   // closed before it is stopped (a launcher such as torchrun waits for its
   // workers and for the other nodes' agents first).
-  explicit Subprocess(const std::vector<std::string>& argv, int64_t exit_grace_ms = 500);
+  // fork_server: a fork server's socket (fork_server.h): the child asks it
+  // to fork argv (a Python adapter) instead of exec'ing it, and stands in for
+  // it (fork_client.h); it execs argv itself when the fork server does not
+  // take it. Everything here (pipes, group, signals, status) is the same.
+  explicit Subprocess(const std::vector<std::string>& argv, int64_t exit_grace_ms = 500,
+                      const std::string& fork_server = "");
   ~Subprocess();  // closes stdin, waits exit_grace_ms, then stops the group
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
