@@ -212,11 +212,9 @@ class SameBytes(Base):
             rc, out, err = run(['--cases', '5', '--jobs', '2', *extra, FIXTURES], env)
             self.assertIn(rc, (1, 2), err)
             states.append(probes(folder))
-            versions = int(re.search(r'sweep: (\d+) version\(s\)', out).group(1))
         forked, launched = states
-        self.assertGreaterEqual(versions, 20)
-        self.assertEqual(len(forked), versions)  # one per version
-        self.assertEqual(len(launched), versions)
+        self.assertEqual(len(forked), 24)  # one per version of the fixtures folder
+        self.assertEqual(len(launched), 24)
         for s in forked:
             self.assertTrue(s['torch_imported'], 'torch was imported before the adapter ran')
             self.assertTrue(s['ppid_cmdline'][1].endswith('r3runtime/zygote.py'), s['ppid_cmdline'])
