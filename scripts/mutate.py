@@ -70,7 +70,7 @@ PY_SCOPES = {'engines/runtime/r3runtime', 'engines/vllm/r3_vllm', 'engines/vllm/
 # map stands in for the source-to-test map; the Python coverage map
 # (--collect-py-coverage) narrows it to the parts that execute the line.
 ENGINE_PY_TESTS = ['engine_adapter_test', 'engine_trust_test', 'sweep_e2e_test',
-                   'engine_e2e_test', 'engine_multinode_test']
+                   'fork_server_e2e_test', 'engine_e2e_test', 'engine_multinode_test']
 PY_TESTS = {
     'engines/runtime/r3runtime': ['engine_runtime_test'] + ENGINE_PY_TESTS,
     'engines/vllm/r3_vllm': ENGINE_PY_TESTS,

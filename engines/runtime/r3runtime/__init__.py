@@ -17,4 +17,5 @@ capture_engine.py). Everything else lives here:
 - protocol:       the request/reply loop
 - profile:        R3_ADAPTER_PROFILE=1: time inside the engine's own code, printed at exit
 - main:           argument parsing, start-up, probe construction, hello
+- zygote:         sweep's fork server: imports torch once, forks each version's adapter
 """
