@@ -239,7 +239,7 @@ class Engine : public sut::Producer {
         process_.ReadLine(spec_.timeout_ms, ReplyLineCap(request.size()));
     if (!line) {
       throw internal::SubprocessError("exited before answering " + what + " (" +
-                                      process_.StatusAfterExit(1000) + ")");
+                                      process_.StatusAfterExit(5000) + ")");
     }
     if (!written) {
       throw internal::SubprocessError("answered " + what + " without reading the request (" +
