@@ -405,7 +405,13 @@ TEST(DecodeTest, MisplacedRowsDecodeToTheRowsTheyHold) {
   PutRow(bufs[1], plan, seed, /*row=*/2, /*dp=*/0, /*token=*/2);  // DP0's row of the same index
   PutRow(bufs[0], plan, seed, /*row=*/3, /*dp=*/1, /*token=*/2);
   const Decoded d = Decode(c, plan, host, seed, View(bufs, c, plan));
-  EXPECT_EQ(d.captured[1], (RowRuns{{1, 0, 1}, {1, 0, 1}, {0, 2, 1}}));
+  // DP1's row 0 twice is one run of stride 0 in the canonical form.
+  RowRuns dp1_rows;
+  for (const RowRun& run : {RowRun{1, 0, 1}, RowRun{1, 0, 1}, RowRun{0, 2, 1}}) {
+    AppendRun(dp1_rows, run);
+  }
+  EXPECT_EQ(d.captured[1], dp1_rows);
+  EXPECT_EQ(DescribeRuns(d.captured[1]), "dp1[0..1) dp1[0..1) dp0[2..3)");
   EXPECT_EQ(d.captured[0], (RowRuns{{0, 0, 3}, {1, 2, 1}, {0, 4, 1}}));
   EXPECT_EQ(d.wrong_values, Differences(bufs, CorrectReadback(c, plan, seed)));
   EXPECT_GT(d.wrong_values, 0);

@@ -2,6 +2,12 @@
 // of DP rank `dp`, starting at its token `first`", or "count SP padding
 // rows". A gathered batch of 2^20 rows over 64K ranks stays a few thousand
 // runs, so the CPU never materialises real rows.
+//
+// A run may also be strided: count >= 2 single rows first, first + stride,
+// ... of one DP rank, so that a scattered capture (a kernel writing every
+// L-th row) stays a handful of runs instead of one per row. The stride is
+// representation only: reports and JSON show the plain form, in which a
+// strided run is its count single-row runs.
 #ifndef R3_CASE_ROWS_H_
 #define R3_CASE_ROWS_H_
 
@@ -17,21 +23,53 @@ struct RowRun {
   int64_t dp = kPad;  // owning DP rank, or kPad for SP padding rows
   int64_t first = 0;  // first token index within the owner's N[dp] rows
   int64_t count = 0;
+  // Token step from one row to the next: 1 for a contiguous run and always
+  // for padding; anything else (0 and negative included) only in a strided
+  // run of count >= 2 rows, each a run of its own in the plain form.
+  int64_t stride = 1;
 
   bool is_pad() const { return dp == kPad; }
+  bool strided() const { return stride != 1; }
   friend bool operator==(const RowRun&, const RowRun&) = default;
 };
 
 using RowRuns = std::vector<RowRun>;
 
-// Appends a run, merging it into the last one when they are contiguous, so
-// equal row sequences always have equal run lists. Empty runs are dropped.
+// Token of row i (0 <= i < count) of a non-padding run.
+inline int64_t TokenAt(const RowRun& run, int64_t i) { return run.first + i * run.stride; }
+
+// Appends a run as if row by row, keeping the canonical form, so equal row
+// sequences always have equal run lists: contiguous rows merged into one run
+// (the plain form), then every maximal left-to-right group of >= 2 single-row
+// runs of one DP rank at a constant token step one strided run. Empty runs
+// are dropped. O(1).
 void AppendRun(RowRuns& runs, const RowRun& run);
 void AppendRuns(RowRuns& runs, const RowRuns& more);
 
 int64_t TotalRows(const RowRuns& runs);
 
-// "dp0[0..5) pad1 dp1[0..3)" — for reports.
+// Runs of the plain form: a strided run counts as its rows.
+int64_t PlainRunCount(const RowRuns& runs);
+
+// Calls f(const RowRun&) for each run of the plain form, in order, until f
+// returns false.
+template <typename F>
+void ForEachPlainRun(const RowRuns& runs, F&& f) {
+  for (const RowRun& run : runs) {
+    if (!run.strided()) {
+      if (!f(run)) return;
+      continue;
+    }
+    for (int64_t i = 0; i < run.count; ++i) {
+      if (!f(RowRun{run.dp, TokenAt(run, i), 1})) return;
+    }
+  }
+}
+
+// The plain form itself (strided runs expanded), for tests and small lists.
+RowRuns PlainRuns(const RowRuns& runs);
+
+// "dp0[0..5) pad1 dp1[0..3)" — for reports, in the plain form.
 std::string DescribeRuns(const RowRuns& runs);
 // The same, cut after max_runs runs with "... and N more runs (M rows)": a
 // scattered capture has a run per row, and a verdict's message should stay

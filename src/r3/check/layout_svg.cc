@@ -37,7 +37,8 @@ std::string Num(double v) {
 void Bar(std::ostringstream& out, const RowRuns& runs, double x, double y, double height,
          double scale, bool label_owners) {
   double at = x;
-  for (const RowRun& run : runs) {
+  // The plain form, a rect per row of a strided run: the drawing knows no stride.
+  ForEachPlainRun(runs, [&](const RowRun& run) {
     const double w = std::max(static_cast<double>(run.count) * scale, 0.5);
     const bool pad = run.is_pad();
     out << "<rect x=\"" << Num(at) << "\" y=\"" << Num(y) << "\" width=\"" << Num(w)
@@ -52,7 +53,8 @@ void Bar(std::ostringstream& out, const RowRuns& runs, double x, double y, doubl
           << "\" text-anchor=\"middle\" font-size=\"11\">dp" << run.dp << "</text>\n";
     }
     at += w;
-  }
+    return true;
+  });
 }
 
 }  // namespace

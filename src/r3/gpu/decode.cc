@@ -70,13 +70,43 @@ class RowIndex {
   std::unordered_map<uint64_t, std::vector<Identity>> index_;  // in (d, t) order
 };
 
-// The host SUT's claim for each captured row, expanded.
-Identity ClaimAt(const RowRuns& runs, int64_t row) {
-  for (const RowRun& run : runs) {
-    if (row < run.count) return {run.dp, run.is_pad() ? 0 : run.first + row};
-    row -= run.count;
+// The host SUT's claim for captured rows 0, 1, 2, ... in turn: a cursor, not
+// a walk from the first run for every row (a scattered claim has many runs).
+class ClaimCursor {
+ public:
+  explicit ClaimCursor(const RowRuns& runs) : runs_(runs) {}
+
+  // The next row's claim; padding past the claimed rows.
+  Identity Next() {
+    while (run_ < runs_.size() && at_ == runs_[run_].count) {
+      ++run_;
+      at_ = 0;
+    }
+    if (run_ == runs_.size()) return {};
+    const RowRun& run = runs_[run_];
+    const int64_t i = at_++;
+    return {run.dp, run.is_pad() ? 0 : TokenAt(run, i)};
   }
-  return {};
+
+ private:
+  const RowRuns& runs_;
+  size_t run_ = 0;
+  int64_t at_ = 0;  // rows of runs_[run_] already claimed
+};
+
+// Whether a captured row holds the claim's values. The device's lookup
+// answers without the fills when it found the claim itself, or found that
+// no row of the step has these values (and the claim is a row of the step).
+bool ClaimMatches(RowIndex& index, const CaptureRows& rows, int64_t row, const int32_t* got,
+                  const Identity& claim) {
+  if (rows.found != nullptr && rows.found[row] >= 0 && PackedDp(rows.found[row]) == claim.dp &&
+      PackedToken(rows.found[row]) == claim.token) {
+    return true;
+  }
+  if (rows.found != nullptr && rows.found[row] == kNoStepRow && index.IsStepRow(claim)) {
+    return false;
+  }
+  return index.Matches(got, claim);
 }
 
 // A captured row that is neither its claim, the model's row nor padding:
@@ -160,11 +190,12 @@ Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& h
     RowRuns& runs = out.captured[i];
     const RowRuns& claims = host.ranks[i].captured;
     const CaptureRows& rows = capture_rows[i];
+    ClaimCursor claim_at(claims);
     for (int64_t row = 0; row < rows.rows; ++row) {
       const int32_t* got = rows.data + row * k_size;
       // Equal fills cannot be told apart: the host SUT's claim, then the
       // model's row, win ties.
-      const Identity claim = ClaimAt(claims, row);
+      const Identity claim = claim_at.Next();
       // The device has compared the row with the model's; Matches would
       // say the same.
       const bool is_model = rows.found != nullptr
@@ -173,7 +204,7 @@ Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& h
       const bool claim_is_model = claim.dp == r.dp && claim.token == row && row < real;
       Identity id;
       if (claim.dp != RowRun::kPad &&
-          (claim_is_model ? is_model : index.Matches(got, claim))) {
+          (claim_is_model ? is_model : ClaimMatches(index, rows, row, got, claim))) {
         id = claim;
       } else if (is_model) {
         id = {r.dp, row};
@@ -182,6 +213,7 @@ Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& h
       } else if (auto found = Lookup(index, rows, row, got, claim)) {
         id = *found;
       }
+      // A scattered capture (rows at a wrong stride) folds into strided runs.
       AppendRun(runs, {id.dp, id.dp == RowRun::kPad ? 0 : id.token, 1});
     }
   }
@@ -198,6 +230,7 @@ Decoded Decode(const Case& c, const Plan& plan, const sut::Observation& host, ui
     const Readback& rb = readback[i];
     rows.push_back(rb.rows);
     const int64_t n = CaptureRowsOf(plan, i, rb.rows);
+    layer_rows[i].reserve(static_cast<size_t>(n * plan.top_k));
     for (int64_t row = 0; row < n; ++row) {
       const int32_t* at = rb.data + (row * plan.num_layers + plan.layer) * plan.top_k;
       layer_rows[i].insert(layer_rows[i].end(), at, at + plan.top_k);

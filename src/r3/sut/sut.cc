@@ -56,7 +56,7 @@ RowRuns SliceRuns(const RowRuns& runs, int64_t start, int64_t end) {
     const int64_t lo = std::max(start, begin);
     const int64_t hi = std::min(end, run_end);
     // AppendRun drops an empty or negative piece and resets a pad's `first`.
-    AppendRun(out, {run.dp, run.first + (lo - begin), hi - lo});
+    AppendRun(out, {run.dp, TokenAt(run, lo - begin), hi - lo, run.stride});
     begin = run_end;
   }
   return out;
