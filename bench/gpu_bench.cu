@@ -14,10 +14,12 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "r3/case/usable_cores.h"
 #include "r3/gpu/gpu.h"
 #include "r3/check/run_case.h"
 #include "r3/gpu/kernels.h"
@@ -135,7 +137,8 @@ ordered_json HostAgainstGpu(const std::vector<r3::Case>& cases, const r3::sut::M
 }
 
 ordered_json TimingsJson(const r3::gpu::RunnerTimings& t) {
-  return {{"total_s", t.total_s},       {"prepare_s", t.prepare_s},   {"tables_s", t.tables_s},  {"step_s", t.step_s},
+  return {{"total_s", t.total_s},       {"prepare_s", t.prepare_s},
+          {"prepare_wall_s", t.prepare_wall_s}, {"tables_s", t.tables_s},  {"step_s", t.step_s},
           {"observe_s", t.observe_s},   {"readback_s", t.readback_s},
           {"decode_s", t.decode_s},     {"cases", t.cases},
           {"slow_cases", t.slow_cases}};
@@ -169,10 +172,12 @@ ordered_json ThroughputTargets(const std::vector<r3::Case>& cases, size_t batch)
         failed += r.PassesOrKnown() ? 0 : 1;
       }
     }
-    const double rate = cases.size() / Seconds(t0, Clock::now());
+    const double wall_s = Seconds(t0, Clock::now());
+    const double rate = cases.size() / wall_s;
     r3::gpu::RunnerTimings t = runner.timings();
     t.total_s -= before.total_s;
     t.prepare_s -= before.prepare_s;
+    t.prepare_wall_s -= before.prepare_wall_s;
     t.tables_s -= before.tables_s;
     t.step_s -= before.step_s;
     t.observe_s -= before.observe_s;
@@ -189,10 +194,33 @@ ordered_json ThroughputTargets(const std::vector<r3::Case>& cases, size_t batch)
                     {"gpu_cases_per_second", rate},
                     {"failing_cases", failed},
                     {"share_of_all_pass_rate", all_pass_rate > 0 ? rate / all_pass_rate : 1.0},
+                    {"wall_s", wall_s},
+                    // The judge of the observations (RunCases, on the pool).
+                    {"outside_runner_s", wall_s - t.total_s},
                     {"timings", TimingsJson(t)}});
+  }
+  // How the all-pass rate scales with the host threads (the GPU's part is
+  // small: the host SUT, plans, tables and the judge run on the pool).
+  ordered_json by_threads = ordered_json::array();
+  for (const int threads : {1, 4, 8, 16}) {
+    r3::gpu::GpuOptions o;
+    o.mode = r3::gpu::RankMode::kEmulated;
+    o.host_threads = threads;
+    r3::gpu::Runner runner(o);
+    r3::check::RunCases({cases.data(), std::min(batch, cases.size())}, runner);  // warm-up
+    const auto t0 = Clock::now();
+    for (size_t i = 0; i < cases.size(); i += batch) {
+      r3::check::RunCases({cases.data() + i, std::min(batch, cases.size() - i)}, runner);
+    }
+    const double rate = cases.size() / Seconds(t0, Clock::now());
+    std::printf("%-44s %8zu cases %10.1f cases/s\n",
+                ("targets: gpu all-pass, runner threads " + std::to_string(threads)).c_str(),
+                cases.size(), rate);
+    by_threads.push_back({{"runner_threads", threads}, {"gpu_cases_per_second", rate}});
   }
   return {{"cases", cases.size()},
           {"batch", batch},
+          {"all_pass_by_runner_threads", by_threads},
           {"host_single_core_cases_per_second", host_rate},
           {"host_failing_cases", host_failed},
           {"gpu_all_pass_cases_per_second", all_pass_rate},
@@ -381,7 +409,9 @@ int main(int argc, char** argv) {
   ncclGetVersion(&nccl);
   ordered_json j;
   j["machine"] = {{"gpus", gpus.devices}, {"names", gpus.detail}, {"cuda_driver", driver},
-                  {"nccl", nccl}};
+                  {"nccl", nccl},
+                  {"hardware_concurrency", std::thread::hardware_concurrency()},
+                  {"pool_threads", r3::UsableCores()}};
   std::printf("gpu_bench on %d GPU(s): %s\n", gpus.devices, gpus.detail.c_str());
   // First, on a GPU no runner has used yet: after the host-against-GPU
   // sections (a dozen runners' arenas allocated and freed) even

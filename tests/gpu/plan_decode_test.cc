@@ -498,6 +498,80 @@ TEST(DecodeTest, OnlyTheRowsReadBackAreDecoded) {
   EXPECT_EQ(d.wrong_values, 0);
 }
 
+// A rank's decode cut into row chunks (the runner decodes a big case's
+// chunks on the thread pool) gives, chunks appended in order, the runs of
+// the whole rank, wherever the two cuts fall.
+void ExpectChunksAppendToTheWholeDecode(const Case& c, const Plan& plan,
+                                        const sut::Observation& host, uint64_t seed,
+                                        const std::vector<Readback>& view) {
+  const Decoded whole = Decode(c, plan, host, seed, view);
+  for (size_t rank = 0; rank < plan.ranks.size(); ++rank) {
+    const int64_t n = CaptureRowsOf(plan, rank, view[rank].rows);
+    std::vector<int32_t> layer_rows;
+    for (int64_t row = 0; row < n; ++row) {
+      const int32_t* at = view[rank].data + (row * plan.num_layers + plan.layer) * plan.top_k;
+      layer_rows.insert(layer_rows.end(), at, at + plan.top_k);
+    }
+    const CaptureRows rows{layer_rows.data(), n};
+    const RowIndex index(c, seed, plan.id_space);
+    for (int64_t cut = 0; cut <= n; ++cut) {
+      for (int64_t cut2 = cut; cut2 <= n; ++cut2) {
+        RowRuns runs = DecodeRankRows(c, plan, host, index, rank, rows, 0, cut);
+        AppendRuns(runs, DecodeRankRows(c, plan, host, index, rank, rows, cut, cut2));
+        AppendRuns(runs, DecodeRankRows(c, plan, host, index, rank, rows, cut2, n));
+        EXPECT_EQ(runs, whole.captured[rank]) << "rank " << rank << " cut at " << cut << ", " << cut2;
+      }
+    }
+  }
+  // The summaries' part alone names the same wrong values and mismatch.
+  std::vector<int64_t> checked;
+  for (const Readback& rb : view) checked.push_back(rb.rows);
+  const Decoded head = DecodeSummaryOnly(c, plan, seed, Summarize(c, plan, seed, view), checked);
+  EXPECT_EQ(head.wrong_values, whole.wrong_values);
+  EXPECT_EQ(head.values_checked, whole.values_checked);
+  ASSERT_EQ(head.first_mismatch.has_value(), whole.first_mismatch.has_value());
+  if (head.first_mismatch) {
+    EXPECT_EQ(head.first_mismatch->row, whole.first_mismatch->row);
+    EXPECT_EQ(head.first_mismatch->got, whole.first_mismatch->got);
+  }
+  for (const RowRuns& runs : head.captured) EXPECT_TRUE(runs.empty());
+}
+
+// Cuts through a claim's run, a strided group of scattered rows, padding,
+// and a row the claim gets wrong.
+TEST(DecodeTest, ChunksOfScatteredRowsAppendToTheWholeDecode) {
+  auto [c, seed, host, plan] = PlanCase(ParseCase(
+      "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
+      "top_k 4\nnum_experts 256\nnum_layers 3\ntokens 13 9\n",
+      "test"));
+  auto bufs = CorrectReadback(c, plan, seed);
+  // DP0: rows 2..7 scattered at stride 2 of DP1, row 8 poison, rows 9.. the
+  // model's; DP1 claims DP0's rows 4.. for its first rows.
+  for (int64_t row = 2; row < 8; ++row) PutRow(bufs[0], plan, seed, row, /*dp=*/1, (row * 2) % 9);
+  for (int64_t j = 0; j < plan.top_k; ++j) {
+    bufs[0][static_cast<size_t>((8 * plan.num_layers + plan.layer) * plan.top_k + j)] = kPoison;
+  }
+  host.ranks[1].captured = RowRuns{{0, 4, 3}, {1, 3, 6}};
+  const std::vector<Readback> view = View(bufs, c, plan);
+  ASSERT_GT(PlainRunCount(Decode(c, plan, host, seed, view).captured[0]), 3);
+  ExpectChunksAppendToTheWholeDecode(c, plan, host, seed, view);
+}
+
+// With one expert every row has the same fill and each row is its claim:
+// a chunk must start at its own row's claim, not the rank's first.
+TEST(DecodeTest, ChunksOfEqualFillsEachStartAtTheirOwnClaim) {
+  auto [c, seed, host, plan] = PlanCase(ParseCase(
+      "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
+      "top_k 1\nnum_experts 1\nnum_layers 2\ntokens 9 7\n",
+      "test"));
+  host.ranks[1].captured = RowRuns{{0, 3, 2}, {0, 0, 1}, {1, 6, 1}, {0, 8, 1}, {1, 1, 2}};
+  host.ranks[0].captured = RowRuns{{1, 0, 4}, {0, 4, 5}};
+  const auto bufs = CorrectReadback(c, plan, seed);
+  const std::vector<Readback> view = View(bufs, c, plan);
+  ASSERT_EQ(Decode(c, plan, host, seed, view).captured[1], host.ranks[1].captured);
+  ExpectChunksAppendToTheWholeDecode(c, plan, host, seed, view);
+}
+
 // The first mismatch names the rank, TP rank included.
 TEST(DecodeTest, TheFirstMismatchNamesItsRank) {
   auto [c, seed, host, plan] = PlanCase(SpecEager());

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "r3/case/parallel_for.h"
+#include "r3/case/usable_cores.h"
 #include "r3/check/invariants.h"
 
 namespace r3::check {
@@ -64,7 +65,7 @@ std::vector<CaseResult> RunCases(std::span<const Case> cases, sut::Producer& pro
   // every core, each result in its own slot, so the order never changes.
   constexpr size_t kParallelBatch = 256;
   const unsigned threads =
-      cases.size() >= kParallelBatch ? std::max(1u, std::thread::hardware_concurrency()) : 1;
+      cases.size() >= kParallelBatch ? UsableCores() : 1;
   std::vector<CaseResult> out(cases.size());
   ParallelFor(cases.size(), threads, [&](size_t i) {
     out[i] = JudgeObservation(cases[i], std::move(observations[i]));

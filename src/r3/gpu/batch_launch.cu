@@ -10,6 +10,7 @@
 
 #include "r3/case/checked_math.h"
 #include "r3/case/parallel_for.h"
+#include "r3/case/usable_cores.h"
 #include "r3/gpu/decode.h"
 #include "r3/gpu/fill.h"
 #include "r3/gpu/internal/cuda_check.h"
@@ -352,7 +353,7 @@ void BatchLaunch::BuildTables(std::vector<Work>& works) {
     AddCounters(w, tables);
   }
   // Eight chunks per thread, as ParallelFor wants, of at least 16 cases.
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = UsableCores();
   constexpr size_t kCasesPerChunk = 16;
   const size_t chunks =
       std::min<size_t>(size_t{threads} * 8, CeilDiv(works.size(), kCasesPerChunk));

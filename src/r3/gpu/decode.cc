@@ -1,6 +1,7 @@
 #include "r3/gpu/decode.h"
 
 #include <algorithm>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -9,72 +10,18 @@
 namespace r3::gpu {
 namespace {
 
-struct Identity {
-  int64_t dp = RowRun::kPad;
-  int64_t token = 0;
-};
-
-// Every row of the step, by the hash of its fill; built only when a row does
-// not match the model's expectation.
-class RowIndex {
- public:
-  RowIndex(const Case& c, uint64_t seed, int64_t id_space)
-      : c_(c), seed_(seed), id_space_(id_space) {}
-
-  // The claim when it is a row of the step with these values; else the row
-  // indexed last among those with these values (the order the multimap this
-  // replaced returned them in; one lookup, not a walk over every equal fill).
-  std::optional<Identity> Find(const int32_t* values, const Identity& claim) {
-    Build();
-    const auto at = index_.find(RowHash(values, c_.config.top_k));
-    if (at == index_.end()) return std::nullopt;
-    if (IsStepRow(claim) && Matches(values, claim)) return claim;
-    const std::vector<Identity>& same = at->second;
-    for (auto it = same.rbegin(); it != same.rend(); ++it) {
-      if (Matches(values, *it)) return *it;
-    }
-    return std::nullopt;
-  }
-
-  bool IsStepRow(const Identity& id) const {
-    return id.dp >= 0 && id.dp < c_.config.dp && id.token >= 0 &&
-           id.token < c_.step.padded[static_cast<size_t>(id.dp)];
-  }
-
-  bool Matches(const int32_t* values, const Identity& id) const {
-    for (int64_t k = 0; k < c_.config.top_k; ++k) {
-      if (values[k] != FillValue(seed_, id.dp, id.token, k, id_space_)) return false;
-    }
-    return true;
-  }
-
- private:
-  void Build() {
-    if (built_) return;
-    built_ = true;
-    std::vector<int32_t> row(static_cast<size_t>(c_.config.top_k));
-    for (int64_t d = 0; d < c_.config.dp; ++d) {
-      for (int64_t t = 0; t < c_.step.padded[static_cast<size_t>(d)]; ++t) {
-        for (int64_t k = 0; k < c_.config.top_k; ++k) {
-          row[static_cast<size_t>(k)] = FillValue(seed_, d, t, k, id_space_);
-        }
-        index_[RowHash(row.data(), c_.config.top_k)].push_back(Identity{d, t});
-      }
-    }
-  }
-
-  const Case& c_;
-  uint64_t seed_;
-  int64_t id_space_;
-  bool built_ = false;
-  std::unordered_map<uint64_t, std::vector<Identity>> index_;  // in (d, t) order
-};
-
 // The host SUT's claim for captured rows 0, 1, 2, ... in turn: a cursor, not
 // a walk from the first run for every row (a scattered claim has many runs).
 class ClaimCursor {
  public:
   explicit ClaimCursor(const RowRuns& runs) : runs_(runs) {}
+
+  // Starts at captured row `row`: a chunk of a rank's rows decodes on its
+  // own thread.
+  ClaimCursor(const RowRuns& runs, int64_t row) : runs_(runs) {
+    while (run_ < runs_.size() && row >= runs_[run_].count) row -= runs_[run_++].count;
+    at_ = run_ < runs_.size() ? row : 0;
+  }
 
   // The next row's claim; padding past the claimed rows.
   Identity Next() {
@@ -97,7 +44,7 @@ class ClaimCursor {
 // Whether a captured row holds the claim's values. The device's lookup
 // answers without the fills when it found the claim itself, or found that
 // no row of the step has these values (and the claim is a row of the step).
-bool ClaimMatches(RowIndex& index, const CaptureRows& rows, int64_t row, const int32_t* got,
+bool ClaimMatches(const RowIndex& index, const CaptureRows& rows, int64_t row, const int32_t* got,
                   const Identity& claim) {
   if (rows.found != nullptr && rows.found[row] >= 0 && PackedDp(rows.found[row]) == claim.dp &&
       PackedToken(rows.found[row]) == claim.token) {
@@ -111,7 +58,7 @@ bool ClaimMatches(RowIndex& index, const CaptureRows& rows, int64_t row, const i
 
 // A captured row that is neither its claim, the model's row nor padding:
 // the device's answer when it has one, else the host's index.
-std::optional<Identity> Lookup(RowIndex& index, const CaptureRows& rows, int64_t row,
+std::optional<Identity> Lookup(const RowIndex& index, const CaptureRows& rows, int64_t row,
                                const int32_t* got, const Identity& claim) {
   if (rows.found != nullptr && rows.found[row] != kAskTheHost) {
     if (rows.found[row] == kNoStepRow) return std::nullopt;
@@ -121,6 +68,45 @@ std::optional<Identity> Lookup(RowIndex& index, const CaptureRows& rows, int64_t
 }
 
 }  // namespace
+
+RowIndex::RowIndex(const Case& c, uint64_t seed, int64_t id_space)
+    : c_(c), seed_(seed), id_space_(id_space) {}
+
+std::optional<Identity> RowIndex::Find(const int32_t* values, const Identity& claim) const {
+  std::call_once(built_, [this] { Build(); });
+  const auto at = index_.find(RowHash(values, c_.config.top_k));
+  if (at == index_.end()) return std::nullopt;
+  if (IsStepRow(claim) && Matches(values, claim)) return claim;
+  const std::vector<Identity>& same = at->second;
+  for (auto it = same.rbegin(); it != same.rend(); ++it) {
+    if (Matches(values, *it)) return *it;
+  }
+  return std::nullopt;
+}
+
+bool RowIndex::IsStepRow(const Identity& id) const {
+  return id.dp >= 0 && id.dp < c_.config.dp && id.token >= 0 &&
+         id.token < c_.step.padded[static_cast<size_t>(id.dp)];
+}
+
+bool RowIndex::Matches(const int32_t* values, const Identity& id) const {
+  for (int64_t k = 0; k < c_.config.top_k; ++k) {
+    if (values[k] != FillValue(seed_, id.dp, id.token, k, id_space_)) return false;
+  }
+  return true;
+}
+
+void RowIndex::Build() const {
+  std::vector<int32_t> row(static_cast<size_t>(c_.config.top_k));
+  for (int64_t d = 0; d < c_.config.dp; ++d) {
+    for (int64_t t = 0; t < c_.step.padded[static_cast<size_t>(d)]; ++t) {
+      for (int64_t k = 0; k < c_.config.top_k; ++k) {
+        row[static_cast<size_t>(k)] = FillValue(seed_, d, t, k, id_space_);
+      }
+      index_[RowHash(row.data(), c_.config.top_k)].push_back(Identity{d, t});
+    }
+  }
+}
 
 int64_t ReadbackRows(const Plan& plan, const Case& c, size_t rank) {
   const RankPlan& r = plan.ranks[rank];
@@ -162,16 +148,14 @@ int64_t CaptureRowsOf(const Plan& plan, size_t rank, int64_t readback_rows) {
   return std::max<int64_t>(0, std::min(r.capture_end - r.capture_start, readback_rows));
 }
 
-Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& host,
-                      uint64_t seed, std::span<const RankSummary> summaries,
-                      std::span<const int64_t> readback_rows,
-                      std::span<const CaptureRows> capture_rows) {
+Decoded DecodeSummaryOnly(const Case& c, const Plan& plan, uint64_t seed,
+                          std::span<const RankSummary> summaries,
+                          std::span<const int64_t> readback_rows) {
   const int64_t k_size = plan.top_k;
   const int64_t layers = plan.num_layers;
   Decoded out;
   out.captured.resize(plan.ranks.size());
   out.values_checked = ValuesChecked(plan, readback_rows);
-  RowIndex index(c, seed, plan.id_space);
   for (size_t i = 0; i < plan.ranks.size(); ++i) {
     const RankPlan& r = plan.ranks[i];
     const RankSummary& s = summaries[i];
@@ -186,36 +170,56 @@ Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& h
                                    : kUnwritten;
       out.first_mismatch = Mismatch{r.dp, r.tp, row, l, k, s.first_got, expected};
     }
-    if (!r.capture) continue;
-    RowRuns& runs = out.captured[i];
-    const RowRuns& claims = host.ranks[i].captured;
-    const CaptureRows& rows = capture_rows[i];
-    ClaimCursor claim_at(claims);
-    for (int64_t row = 0; row < rows.rows; ++row) {
-      const int32_t* got = rows.data + row * k_size;
-      // Equal fills cannot be told apart: the host SUT's claim, then the
-      // model's row, win ties.
-      const Identity claim = claim_at.Next();
-      // The device has compared the row with the model's; Matches would
-      // say the same.
-      const bool is_model = rows.found != nullptr
-                                ? rows.found[row] == kModelRow
-                                : row < real && index.Matches(got, Identity{r.dp, row});
-      const bool claim_is_model = claim.dp == r.dp && claim.token == row && row < real;
-      Identity id;
-      if (claim.dp != RowRun::kPad &&
-          (claim_is_model ? is_model : ClaimMatches(index, rows, row, got, claim))) {
-        id = claim;
-      } else if (is_model) {
-        id = {r.dp, row};
-      } else if (std::all_of(got, got + k_size, [](int32_t v) { return v == kPoison; })) {
-        id = {};
-      } else if (auto found = Lookup(index, rows, row, got, claim)) {
-        id = *found;
-      }
-      // A scattered capture (rows at a wrong stride) folds into strided runs.
-      AppendRun(runs, {id.dp, id.dp == RowRun::kPad ? 0 : id.token, 1});
+  }
+  return out;
+}
+
+RowRuns DecodeRankRows(const Case& c, const Plan& plan, const sut::Observation& host,
+                       const RowIndex& index, size_t rank, const CaptureRows& rows,
+                       int64_t first, int64_t last) {
+  const int64_t k_size = plan.top_k;
+  const RankPlan& r = plan.ranks[rank];
+  const int64_t real = c.step.padded[static_cast<size_t>(r.dp)];
+  RowRuns runs;
+  if (!r.capture) return runs;
+  ClaimCursor claim_at(host.ranks[rank].captured, first);
+  for (int64_t row = first; row < last; ++row) {
+    const int32_t* got = rows.data + row * k_size;
+    // Equal fills cannot be told apart: the host SUT's claim, then the
+    // model's row, win ties.
+    const Identity claim = claim_at.Next();
+    // The device has compared the row with the model's; Matches would
+    // say the same.
+    const bool is_model = rows.found != nullptr
+                              ? rows.found[row] == kModelRow
+                              : row < real && index.Matches(got, Identity{r.dp, row});
+    const bool claim_is_model = claim.dp == r.dp && claim.token == row && row < real;
+    Identity id;
+    if (claim.dp != RowRun::kPad &&
+        (claim_is_model ? is_model : ClaimMatches(index, rows, row, got, claim))) {
+      id = claim;
+    } else if (is_model) {
+      id = {r.dp, row};
+    } else if (std::all_of(got, got + k_size, [](int32_t v) { return v == kPoison; })) {
+      id = {};
+    } else if (auto found = Lookup(index, rows, row, got, claim)) {
+      id = *found;
     }
+    // A scattered capture (rows at a wrong stride) folds into strided runs.
+    AppendRun(runs, {id.dp, id.dp == RowRun::kPad ? 0 : id.token, 1});
+  }
+  return runs;
+}
+
+Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& host,
+                      uint64_t seed, std::span<const RankSummary> summaries,
+                      std::span<const int64_t> readback_rows,
+                      std::span<const CaptureRows> capture_rows) {
+  Decoded out = DecodeSummaryOnly(c, plan, seed, summaries, readback_rows);
+  const RowIndex index(c, seed, plan.id_space);
+  for (size_t i = 0; i < plan.ranks.size(); ++i) {
+    out.captured[i] =
+        DecodeRankRows(c, plan, host, index, i, capture_rows[i], 0, capture_rows[i].rows);
   }
   return out;
 }

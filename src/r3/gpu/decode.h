@@ -4,8 +4,10 @@
 #define R3_GPU_DECODE_H_
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "r3/case/case.h"
@@ -71,6 +73,47 @@ Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& h
                       uint64_t seed, std::span<const RankSummary> summaries,
                       std::span<const int64_t> readback_rows,
                       std::span<const CaptureRows> capture_rows);
+
+// A row of the step: DP rank dp's token, or padding (dp == RowRun::kPad).
+struct Identity {
+  int64_t dp = RowRun::kPad;
+  int64_t token = 0;
+};
+
+// Every row of a case's step by the hash of its fill, for the rows the
+// device's index could not name. Built on the first Find, once, so that the
+// chunks of one case's decode share it across threads.
+class RowIndex {
+ public:
+  RowIndex(const Case& c, uint64_t seed, int64_t id_space);
+
+  // The claim when it is a row of the step with these values; else the row
+  // indexed last among those with these values (one lookup, not a walk over
+  // every equal fill).
+  std::optional<Identity> Find(const int32_t* values, const Identity& claim) const;
+  bool IsStepRow(const Identity& id) const;
+  bool Matches(const int32_t* values, const Identity& id) const;
+
+ private:
+  void Build() const;
+
+  const Case& c_;
+  uint64_t seed_;
+  int64_t id_space_;
+  mutable std::once_flag built_;
+  mutable std::unordered_map<uint64_t, std::vector<Identity>> index_;  // in (d, t) order
+};
+
+// DecodeSummary in parts, for the thread pool: the summaries' part (values
+// checked, wrong values, first mismatch; `captured` sized, every rank
+// empty), and the captured rows [first, last) of rank `rank` as runs.
+// AppendRuns of a rank's chunks in row order is DecodeSummary's runs.
+Decoded DecodeSummaryOnly(const Case& c, const Plan& plan, uint64_t seed,
+                          std::span<const RankSummary> summaries,
+                          std::span<const int64_t> readback_rows);
+RowRuns DecodeRankRows(const Case& c, const Plan& plan, const sut::Observation& host,
+                       const RowIndex& index, size_t rank, const CaptureRows& rows,
+                       int64_t first, int64_t last);
 
 // Summarize, then DecodeSummary on the capture layer of the same rows.
 Decoded Decode(const Case& c, const Plan& plan, const sut::Observation& host, uint64_t seed,

@@ -79,6 +79,7 @@ using sut::Mismatch;
 struct RunnerTimings {
   double total_s = 0;     // whole Observe calls (wall); the rest of a check is the judge
   double prepare_s = 0;   // host SUT, plan, placement (threads)
+  double prepare_wall_s = 0;  // the same, wall
   double tables_s = 0;    // of the step: buffers placed, task tables built and sent
   double step_s = 0;      // tables, upload, the phases on the GPUs, counters back
   double observe_s = 0;   // observations assembled (threads), the slow path included

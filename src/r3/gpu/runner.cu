@@ -7,11 +7,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "r3/case/parallel_for.h"
+#include "r3/case/usable_cores.h"
 #include "r3/gpu/arena.h"
 #include "r3/gpu/batch_launch.h"
 #include "r3/gpu/collectives.h"
@@ -35,7 +37,7 @@ struct Runner::Impl {
   unsigned threads = 1;
   // Nanoseconds per phase (RunnerTimings); atomics: threads add to them.
   struct Clocks {
-    std::atomic<int64_t> total{0}, prepare{0}, tables{0}, step{0}, observe{0}, readback{0},
+    std::atomic<int64_t> total{0}, prepare{0}, prepare_wall{0}, tables{0}, step{0}, observe{0}, readback{0},
         decode{0};
     std::atomic<int64_t> cases{0}, slow_cases{0};
   };
@@ -64,7 +66,7 @@ struct Runner::Impl {
                                            : gpus.devices;
     for (int i = 0; i < count; ++i) devices.emplace_back(i);
     threads = options.host_threads > 0 ? static_cast<unsigned>(options.host_threads)
-                                       : std::max(1u, std::thread::hardware_concurrency());
+                                       : UsableCores();
   }
 
   // Ranks go to GPUs with NCCL whenever there are two GPUs and two ranks
@@ -271,36 +273,76 @@ struct Runner::Impl {
         R3_CUDA(cudaStreamSynchronize(gpu.stream()));
       }
       clocks.readback += Since(read_start);
+      // A rank with no rows read back has no place in the staging buffer.
+      const auto capture_rows = [&](const Work& w, size_t i, size_t r) -> CaptureRows {
+        const int64_t rows = rows_of(w, r);
+        if (rows == 0) return {};
+        const size_t d = static_cast<size_t>(w.ranks[r].device);
+        return {host_rows[d] + at[i][r], rows, full ? nullptr : host_found[d] + row_at[i][r]};
+      };
+      // Summary mode: each capturing rank's rows decode in chunks on the
+      // pool, so that one huge case (a capture where every row is wrong)
+      // spreads over every thread; a case's chunks, appended in order, are
+      // its runs (AppendRuns keeps the canonical form).
+      constexpr int64_t kDecodeRows = 1024;
+      struct Chunk {
+        size_t work, rank;
+        int64_t first, last;
+      };
+      std::vector<Chunk> chunks;
+      std::vector<size_t> chunks_from(works.size() + 1, 0);
+      for (size_t i = 0; i < works.size(); ++i) {
+        chunks_from[i] = chunks.size();
+        if (!slow[i] || full) continue;
+        for (size_t r = 0; r < works[i].ranks.size(); ++r) {
+          const int64_t rows = rows_of(works[i], r);
+          for (int64_t first = 0; first < rows; first += kDecodeRows) {
+            chunks.push_back({i, r, first, std::min(rows, first + kDecodeRows)});
+          }
+        }
+      }
+      chunks_from[works.size()] = chunks.size();
+      // One host index of the step's rows per case, shared by its chunks.
+      std::vector<std::unique_ptr<RowIndex>> index(works.size());
+      for (size_t i = 0; i < works.size(); ++i) {
+        if (chunks_from[i + 1] > chunks_from[i]) {
+          index[i] = std::make_unique<RowIndex>(*works[i].c, works[i].seed, works[i].plan.id_space);
+        }
+      }
+      std::vector<RowRuns> chunk_runs(chunks.size());
+      ParallelFor(chunks.size(), threads, [&](size_t t) {
+        const auto decode_start = std::chrono::steady_clock::now();
+        const Chunk& ch = chunks[t];
+        const Work& w = works[ch.work];
+        chunk_runs[t] = DecodeRankRows(*w.c, w.plan, w.host, *index[ch.work], ch.rank,
+                                       capture_rows(w, ch.work, ch.rank), ch.first, ch.last);
+        clocks.decode += Since(decode_start);
+      });
       ParallelFor(works.size(), threads, [&](size_t i) {
         if (!slow[i]) return;
         const auto decode_start = std::chrono::steady_clock::now();
         const Work& w = works[i];
         std::vector<int64_t> checked_rows;
         for (const internal::RankBuffers& b : w.ranks) checked_rows.push_back(b.readback_rows);
-        // A rank with no rows read back has no place in the staging buffer.
-        const auto rows_at_rank = [&](size_t r) -> const int32_t* {
-          const int32_t* base = host_rows[static_cast<size_t>(w.ranks[r].device)];
-          return rows_of(w, r) == 0 ? nullptr : base + at[i][r];
-        };
-        const auto found_at_rank = [&](size_t r) -> const int64_t* {
-          const int64_t* base = host_found[static_cast<size_t>(w.ranks[r].device)];
-          return rows_of(w, r) == 0 ? nullptr : base + row_at[i][r];
-        };
         Decoded decoded;
         if (full) {
           std::vector<Readback> rows;
           for (size_t r = 0; r < w.ranks.size(); ++r) {
-            rows.push_back({rows_at_rank(r), w.ranks[r].readback_rows});
+            rows.push_back({capture_rows(w, i, r).data, w.ranks[r].readback_rows});
           }
           const std::vector<RankSummary> host_summary = Summarize(*w.c, w.plan, w.seed, rows);
           for (size_t r = 0; r < w.ranks.size(); ++r) CheckSummary(summaries[i][r], host_summary[r], r);
           decoded = Decode(*w.c, w.plan, w.host, w.seed, rows);
         } else {
-          std::vector<CaptureRows> rows;
-          for (size_t r = 0; r < w.ranks.size(); ++r) {
-            rows.push_back({rows_at_rank(r), rows_of(w, r), found_at_rank(r)});
+          decoded = DecodeSummaryOnly(*w.c, w.plan, w.seed, summaries[i], checked_rows);
+          for (size_t t = chunks_from[i]; t < chunks_from[i + 1]; ++t) {
+            RowRuns& runs = decoded.captured[chunks[t].rank];
+            if (runs.empty()) {
+              runs = std::move(chunk_runs[t]);
+            } else {
+              AppendRuns(runs, chunk_runs[t]);
+            }
           }
-          decoded = DecodeSummary(*w.c, w.plan, w.host, w.seed, summaries[i], checked_rows, rows);
         }
         out[i] = Finish(w, std::move(decoded));
         clocks.decode += Since(decode_start);
@@ -377,12 +419,14 @@ struct Runner::Impl {
       return out;
     }
     std::vector<Work> works(cases.size());
+    const auto prepare_start = std::chrono::steady_clock::now();
     ParallelFor(cases.size(), threads, [&](size_t i) {
       const auto start = std::chrono::steady_clock::now();
       works[i] = internal::PrepareWork(cases[i], options.sut, UseNccl(cases[i]),
                                        static_cast<int>(devices.size()));
       clocks.prepare += Since(start);
     });
+    clocks.prepare_wall += Since(prepare_start);
     // Greedy batches under the memory limit, in case order.
     std::vector<int64_t> used(devices.size(), 0);
     size_t first = 0;
@@ -448,6 +492,7 @@ RunnerTimings Runner::timings() const {
   RunnerTimings t;
   t.total_s = static_cast<double>(c.total) * 1e-9;
   t.prepare_s = static_cast<double>(c.prepare) * 1e-9;
+  t.prepare_wall_s = static_cast<double>(c.prepare_wall) * 1e-9;
   t.tables_s = static_cast<double>(c.tables) * 1e-9;
   t.step_s = static_cast<double>(c.step) * 1e-9;
   t.observe_s = static_cast<double>(c.observe) * 1e-9;

@@ -1,0 +1,58 @@
+#include "r3/case/usable_cores.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace r3 {
+namespace {
+
+std::optional<long long> ParseWhole(std::string_view text) {
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+unsigned Measure() {
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    cores = std::min(cores, static_cast<unsigned>(std::max(1, CPU_COUNT(&set))));
+  }
+  std::ifstream in("/sys/fs/cgroup/cpu.max");
+  std::string line;
+  if (in && std::getline(in, line)) {
+    if (const std::optional<unsigned> quota = CoresFromCpuMax(line)) {
+      cores = std::min(cores, *quota);
+    }
+  }
+  return std::max(1u, cores);
+}
+
+}  // namespace
+
+std::optional<unsigned> CoresFromCpuMax(std::string_view cpu_max) {
+  while (!cpu_max.empty() && (cpu_max.back() == '\n' || cpu_max.back() == ' ')) {
+    cpu_max.remove_suffix(1);
+  }
+  const size_t space = cpu_max.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  const std::optional<long long> quota = ParseWhole(cpu_max.substr(0, space));
+  const std::optional<long long> period = ParseWhole(cpu_max.substr(space + 1));
+  if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;  // "max": no limit
+  const long long cores = (*quota + *period - 1) / *period;
+  return static_cast<unsigned>(std::min<long long>(cores, 1 << 20));
+}
+
+unsigned UsableCores() {
+  static const unsigned cores = Measure();
+  return cores;
+}
+
+}  // namespace r3

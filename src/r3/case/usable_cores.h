@@ -1,0 +1,24 @@
+// How many threads the pools should start: the cores this process may run
+// on, not the machine's. std::thread::hardware_concurrency() counts every
+// online CPU; in a container or under a CPU quota (a leased slice of a big
+// GPU host) that can be several times what the process gets, and a pool of
+// that many threads spends its time switching instead of working.
+#ifndef R3_CASE_USABLE_CORES_H_
+#define R3_CASE_USABLE_CORES_H_
+
+#include <optional>
+#include <string_view>
+
+namespace r3 {
+
+// Cores a cgroup v2 `cpu.max` line grants ("QUOTA PERIOD", QUOTA "max"
+// for none), rounded up; nullopt when it sets no limit or is unreadable.
+std::optional<unsigned> CoresFromCpuMax(std::string_view cpu_max);
+
+// min(CPUs in this thread's affinity mask, the cgroup's CPU quota),
+// falling back to hardware_concurrency(); at least 1. Read once.
+unsigned UsableCores();
+
+}  // namespace r3
+
+#endif  // R3_CASE_USABLE_CORES_H_
