@@ -61,7 +61,19 @@ void AppendRun(RowRuns& runs, const RowRun& run) {
 }
 
 void AppendRuns(RowRuns& runs, const RowRuns& more) {
-  for (const RowRun& run : more) AppendRun(runs, run);
+  // AppendRow looks only at the last run. `more`'s own build, once it has
+  // taken the rows of more[0..j], ends in more[j] as it is in the end (a
+  // row that changes a run later belongs to it or, given back, comes after
+  // it). So once more[j] lands unchanged as our last run, the same rows
+  // give the same runs: the rest of `more` follows as it is. Joining long
+  // lists (a decode's chunks, the judge's joined captures) is then a copy.
+  for (size_t j = 0; j < more.size(); ++j) {
+    AppendRun(runs, more[j]);
+    if (runs.back() == more[j]) {
+      runs.insert(runs.end(), more.begin() + static_cast<std::ptrdiff_t>(j + 1), more.end());
+      return;
+    }
+  }
 }
 
 int64_t TotalRows(const RowRuns& runs) {

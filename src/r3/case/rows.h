@@ -44,6 +44,8 @@ inline int64_t TokenAt(const RowRun& run, int64_t i) { return run.first + i * ru
 // runs of one DP rank at a constant token step one strided run. Empty runs
 // are dropped. O(1).
 void AppendRun(RowRuns& runs, const RowRun& run);
+// `more` canonical (built by AppendRun, as every RowRuns is): O(1) per run
+// until its runs settle, then a copy of the rest.
 void AppendRuns(RowRuns& runs, const RowRuns& more);
 
 int64_t TotalRows(const RowRuns& runs);
