@@ -1,0 +1,31 @@
+#include "r3/model/padded_gather.h"
+
+#include <algorithm>
+
+#include "r3/case/checked_math.h"
+
+namespace r3::model {
+
+RowRuns PaddedAllGather(std::span<const RowRuns> members) {
+  int64_t most = 0;
+  for (const RowRuns& m : members) most = std::max(most, TotalRows(m));
+  RowRuns out;
+  for (const RowRuns& m : members) {
+    AppendRuns(out, m);
+    AppendRun(out, {RowRun::kPad, 0, most - TotalRows(m)});
+  }
+  return out;
+}
+
+RowSlice PaddedMemberRows(std::span<const int64_t> rows, size_t member) {
+  const int64_t most = rows.empty() ? 0 : *std::max_element(rows.begin(), rows.end());
+  return {CheckedMul(static_cast<int64_t>(member), most), rows[member]};
+}
+
+std::vector<int64_t> TensorSplitSizes(int64_t rows, int64_t parts) {
+  std::vector<int64_t> sizes(static_cast<size_t>(parts), rows / parts);
+  for (int64_t p = 0; p < rows % parts; ++p) ++sizes[static_cast<size_t>(p)];
+  return sizes;
+}
+
+}  // namespace r3::model
