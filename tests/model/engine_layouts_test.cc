@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "r3/model/ascend_layout.h"
 #include "r3/model/padded_gather.h"
 #include "r3/model/sglang_layout.h"
 
@@ -154,6 +155,102 @@ TEST(SglangSizingTest, ThePre26123SizeIsShortWhenDecodeOutgrowsThePrefillChunk) 
   const SglangLimits spec{2, 4, 8, /*tokens_per_request=*/3};
   EXPECT_GT(RequiredSglangRows(spec),
             std::max(spec.chunked_prefill_size * spec.dp, spec.max_running_requests * spec.dp));
+}
+
+RowRuns Own(int64_t dp, int64_t rows) {
+  RowRuns out;
+  AppendRun(out, {dp, 0, rows});
+  return out;
+}
+
+// docs/layouts.md's vllm-ascend examples.
+TEST(AscendLayoutTest, AllGatherIsPaddedAndTheCaptureTakesThePaddedBranch) {
+  const std::vector<int64_t> tokens = {5, 3};
+  const AscendStep step{tokens, /*tp=*/1, AscendComm::kAllGather};
+  EXPECT_EQ(AscendKernelRows(step, 1, 0), (RowRuns{{0, 0, 5}, {1, 0, 3}, {kPad, 0, 2}}));
+  const AscendCapture c = AscendCaptureRows(step, 1, 0);
+  EXPECT_EQ(c.branch, AscendBranch::kPadded);
+  EXPECT_EQ(c.rows, Own(1, 3));
+  // Equal sizes: the gathered rows are the global batch, the first test.
+  const std::vector<int64_t> equal = {4, 4};
+  const AscendCapture e = AscendCaptureRows({equal, 1, AscendComm::kAllGather}, 1, 0);
+  EXPECT_EQ(e.branch, AscendBranch::kGlobal);
+  EXPECT_EQ(e.rows, Own(1, 4));
+}
+
+TEST(AscendLayoutTest, SpShardsAreTensorSplitOrEqualChunksAndGatheredOverTp) {
+  const std::vector<int64_t> tokens = {5, 3};
+  const AscendStep a2a{tokens, /*tp=*/2, AscendComm::kAllToAll};
+  EXPECT_EQ(AscendKernelRows(a2a, 0, 0), (RowRuns{{0, 0, 3}}));
+  EXPECT_EQ(AscendKernelRows(a2a, 0, 1), (RowRuns{{0, 3, 2}}));
+  const AscendStep mc2{tokens, /*tp=*/2, AscendComm::kMc2};
+  // Chunks of cdiv(max N, tp) = 3: DP1's second chunk is all padding.
+  EXPECT_EQ(AscendKernelRows(mc2, 1, 0), (RowRuns{{1, 0, 3}}));
+  EXPECT_EQ(AscendKernelRows(mc2, 1, 1), (RowRuns{{kPad, 0, 3}}));
+  const std::vector<int64_t> equal = {4, 4};
+  const AscendStep mc2_equal{equal, /*tp=*/2, AscendComm::kMc2};
+  for (const AscendStep& step : {a2a, mc2_equal}) {
+    for (int64_t r = 0; r < 2; ++r) {
+      for (int64_t t = 0; t < 2; ++t) {
+        const AscendCapture c = AscendCaptureRows(step, r, t);
+        EXPECT_EQ(c.branch, AscendBranch::kShard);
+        EXPECT_EQ(c.rows, Own(r, step.tokens[static_cast<size_t>(r)]));
+      }
+    }
+  }
+}
+
+// A shard whose row count happens to equal T is taken by the n == T test
+// before the shard branch: TP rank 1 of a one-token DP rank stores its pad
+// row. (Found by the model on vllm-ascend's branch order.)
+TEST(AscendLayoutTest, AShardOfTRowsIsTakenForTheRanksOwnRows) {
+  const std::vector<int64_t> tokens = {1, 2};
+  for (const AscendComm comm : {AscendComm::kAllToAll, AscendComm::kMc2}) {
+    const AscendStep step{tokens, /*tp=*/2, comm};
+    const AscendCapture tp1 = AscendCaptureRows(step, 0, 1);
+    EXPECT_EQ(tp1.branch, AscendBranch::kLocal);
+    EXPECT_EQ(tp1.rows, (RowRuns{{kPad, 0, 1}}));
+    EXPECT_NE(tp1.rows, Own(0, 1));
+  }
+  // Under MC2 a chunk is cdiv(max N, tp) rows: with N = [5, 3] and tp 2,
+  // DP1's chunks are 3 rows, its T: TP rank 1 stores 3 pad rows.
+  const std::vector<int64_t> ragged = {5, 3};
+  const AscendCapture mc2 = AscendCaptureRows({ragged, /*tp=*/2, AscendComm::kMc2}, 1, 1);
+  EXPECT_EQ(mc2.branch, AscendBranch::kLocal);
+  EXPECT_EQ(mc2.rows, (RowRuns{{kPad, 0, 3}}));
+}
+
+// Over every step of up to 3 DP ranks of up to 4 tokens and tp up to 3:
+// the all-gather is always captured right; an SP shard is captured right
+// whenever the shard branch takes it, and only an earlier branch is wrong.
+TEST(AscendLayoutTest, EveryRankIsRightUnlessAShardLooksLikeAnotherLayout) {
+  int64_t wrong = 0;
+  for (int64_t dp = 1; dp <= 3; ++dp) {
+    std::vector<int64_t> tokens(static_cast<size_t>(dp), 0);
+    while (true) {
+      for (int64_t tp = 1; tp <= 3; ++tp) {
+        for (const AscendComm comm :
+             {AscendComm::kAllGather, AscendComm::kAllToAll, AscendComm::kMc2}) {
+          const AscendStep step{tokens, comm == AscendComm::kAllGather ? 1 : tp, comm};
+          for (int64_t r = 0; r < dp; ++r) {
+            for (int64_t t = 0; t < step.tp; ++t) {
+              const AscendCapture c = AscendCaptureRows(step, r, t);
+              const bool right = c.rows == Own(r, tokens[static_cast<size_t>(r)]);
+              if (comm == AscendComm::kAllGather || c.branch == AscendBranch::kShard) {
+                EXPECT_TRUE(right) << "comm " << static_cast<int>(comm) << " rank " << r;
+              }
+              wrong += right ? 0 : 1;
+            }
+          }
+        }
+      }
+      size_t i = 0;
+      while (i < tokens.size() && tokens[i] == 4) tokens[i++] = 0;
+      if (i == tokens.size()) break;
+      ++tokens[i];
+    }
+  }
+  EXPECT_GT(wrong, 0);  // the early branch above is among them
 }
 
 }  // namespace
