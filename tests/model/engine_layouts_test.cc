@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "r3/model/ascend_layout.h"
@@ -36,6 +37,7 @@ TEST(PaddedAllGatherTest, AnIdleMemberIsAllPaddingAndEqualMembersHaveNone) {
   const std::vector<RowRuns> equal = {{{0, 0, 4}}, {{1, 0, 4}}};
   EXPECT_EQ(PaddedAllGather(equal), (RowRuns{{0, 0, 4}, {1, 0, 4}}));
   EXPECT_EQ(PaddedAllGather(std::vector<RowRuns>{}), RowRuns{});
+  EXPECT_EQ(PaddedAllGather(std::vector<RowRuns>{{}, {}}), RowRuns{});  // an idle step
 }
 
 TEST(TensorSplitTest, TheFirstRemainderPartsHoldOneRowMore) {
@@ -176,6 +178,15 @@ TEST(AscendLayoutTest, AllGatherIsPaddedAndTheCaptureTakesThePaddedBranch) {
   const AscendCapture e = AscendCaptureRows({equal, 1, AscendComm::kAllGather}, 1, 0);
   EXPECT_EQ(e.branch, AscendBranch::kGlobal);
   EXPECT_EQ(e.rows, Own(1, 4));
+}
+
+TEST(AscendLayoutTest, ARankOutsideTheStepIsRefused) {
+  const std::vector<int64_t> tokens = {5, 3};
+  const AscendStep step{tokens, /*tp=*/2, AscendComm::kAllToAll};
+  EXPECT_THROW(AscendKernelRows(step, /*rank=*/0, /*tp_rank=*/2), std::out_of_range);
+  EXPECT_THROW(AscendKernelRows(step, /*rank=*/2, /*tp_rank=*/0), std::out_of_range);
+  EXPECT_THROW(AscendKernelRows(step, /*rank=*/-1, /*tp_rank=*/0), std::out_of_range);
+  EXPECT_THROW(AscendCaptureRows(step, /*rank=*/0, /*tp_rank=*/-1), std::out_of_range);
 }
 
 TEST(AscendLayoutTest, SpShardsAreTensorSplitOrEqualChunksAndGatheredOverTp) {

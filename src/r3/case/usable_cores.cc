@@ -19,20 +19,15 @@ std::optional<long long> ParseWhole(std::string_view text) {
 }
 
 unsigned Measure() {
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    cores = std::min(cores, static_cast<unsigned>(std::max(1, CPU_COUNT(&set))));
-  }
+  const unsigned affinity =
+      sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 0;
   std::ifstream in("/sys/fs/cgroup/cpu.max");
   std::string line;
-  if (in && std::getline(in, line)) {
-    if (const std::optional<unsigned> quota = CoresFromCpuMax(line)) {
-      cores = std::min(cores, *quota);
-    }
-  }
-  return std::max(1u, cores);
+  std::optional<unsigned> quota;
+  if (in && std::getline(in, line)) quota = CoresFromCpuMax(line);
+  return CombineCores(std::thread::hardware_concurrency(), affinity, quota);
 }
 
 }  // namespace
@@ -48,6 +43,13 @@ std::optional<unsigned> CoresFromCpuMax(std::string_view cpu_max) {
   if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;  // "max": no limit
   const long long cores = (*quota + *period - 1) / *period;
   return static_cast<unsigned>(std::min<long long>(cores, 1 << 20));
+}
+
+unsigned CombineCores(unsigned hardware, unsigned affinity, std::optional<unsigned> quota) {
+  unsigned cores = hardware;
+  if (affinity > 0 && (cores == 0 || affinity < cores)) cores = affinity;
+  if (quota && (cores == 0 || *quota < cores)) cores = *quota;
+  return std::max(1u, cores);
 }
 
 unsigned UsableCores() {

@@ -15,6 +15,10 @@ namespace r3 {
 // for none), rounded up; nullopt when it sets no limit or is unreadable.
 std::optional<unsigned> CoresFromCpuMax(std::string_view cpu_max);
 
+// The least of what is known: hardware_concurrency() (0: unknown), the
+// CPUs of the affinity mask (0: unknown) and the cgroup's quota; at least 1.
+unsigned CombineCores(unsigned hardware, unsigned affinity, std::optional<unsigned> quota);
+
 // min(CPUs in this thread's affinity mask, the cgroup's CPU quota),
 // falling back to hardware_concurrency(); at least 1. Read once.
 unsigned UsableCores();

@@ -1,6 +1,8 @@
 #include "r3/model/ascend_layout.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "r3/case/checked_math.h"
@@ -40,6 +42,11 @@ std::string_view AscendBranchName(AscendBranch branch) {
 }
 
 RowRuns AscendKernelRows(const AscendStep& step, int64_t rank, int64_t tp_rank) {
+  if (rank < 0 || rank >= static_cast<int64_t>(step.tokens.size()) || tp_rank < 0 ||
+      tp_rank >= step.tp) {
+    throw std::out_of_range("AscendKernelRows: rank " + std::to_string(rank) + ", tp rank " +
+                            std::to_string(tp_rank) + " outside the step");
+  }
   const int64_t real = step.tokens[static_cast<size_t>(rank)];
   switch (step.comm) {
     case AscendComm::kAllGather: {
