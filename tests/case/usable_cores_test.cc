@@ -1,6 +1,7 @@
 #include "r3/case/usable_cores.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <thread>
 
@@ -41,6 +42,7 @@ TEST(CombineCoresTest, TheLeastKnownLimitWins) {
   EXPECT_EQ(CombineCores(/*hardware=*/192, /*affinity=*/8, /*quota=*/16), 8u);
   EXPECT_EQ(CombineCores(/*hardware=*/4, /*affinity=*/8, /*quota=*/16), 4u);
   EXPECT_EQ(CombineCores(/*hardware=*/16, /*affinity=*/16, /*quota=*/std::nullopt), 16u);
+  EXPECT_EQ(CombineCores(/*hardware=*/8, /*affinity=*/1, /*quota=*/std::nullopt), 1u);
 }
 
 TEST(CombineCoresTest, UnknownValuesSetNoLimitAndTheAnswerIsAtLeastOne) {
@@ -49,6 +51,22 @@ TEST(CombineCoresTest, UnknownValuesSetNoLimitAndTheAnswerIsAtLeastOne) {
   EXPECT_EQ(CombineCores(/*hardware=*/12, /*affinity=*/0, /*quota=*/std::nullopt), 12u);
   EXPECT_EQ(CombineCores(/*hardware=*/0, /*affinity=*/0, /*quota=*/std::nullopt), 1u);
   EXPECT_EQ(CombineCores(/*hardware=*/8, /*affinity=*/4, /*quota=*/0), 1u);
+}
+
+TEST(UsableCoresTest, AnAffinityMaskOfOneCpuIsOneCore) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &before)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const unsigned measured = MeasureUsableCores();
+  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
+  EXPECT_EQ(measured, 1u);
+  // Back on every CPU of the mask: no more than the mask allows.
+  EXPECT_LE(MeasureUsableCores(), static_cast<unsigned>(CPU_COUNT(&before)));
 }
 
 TEST(UsableCoresTest, AtLeastOneAndNoMoreThanTheMachinesCpus) {

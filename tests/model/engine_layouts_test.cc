@@ -28,6 +28,8 @@ TEST(PaddedAllGatherTest, EachMemberIsPaddedToTheMostRowsInPlace) {
   const std::vector<int64_t> rows = {3, 5};
   EXPECT_EQ(PaddedMemberRows(rows, 1), (RowSlice{5, 5}));
   EXPECT_EQ(PaddedMemberRows(rows, 0), (RowSlice{0, 3}));
+  EXPECT_THROW(PaddedMemberRows(rows, 2), std::out_of_range);
+  EXPECT_THROW(PaddedMemberRows(std::vector<int64_t>{}, 0), std::out_of_range);
 }
 
 TEST(PaddedAllGatherTest, AnIdleMemberIsAllPaddingAndEqualMembersHaveNone) {

@@ -18,18 +18,6 @@ std::optional<long long> ParseWhole(std::string_view text) {
   return v;
 }
 
-unsigned Measure() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const unsigned affinity =
-      sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 0;
-  std::ifstream in("/sys/fs/cgroup/cpu.max");
-  std::string line;
-  std::optional<unsigned> quota;
-  if (in && std::getline(in, line)) quota = CoresFromCpuMax(line);
-  return CombineCores(std::thread::hardware_concurrency(), affinity, quota);
-}
-
 }  // namespace
 
 std::optional<unsigned> CoresFromCpuMax(std::string_view cpu_max) {
@@ -52,8 +40,20 @@ unsigned CombineCores(unsigned hardware, unsigned affinity, std::optional<unsign
   return std::max(1u, cores);
 }
 
+unsigned MeasureUsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const unsigned affinity =
+      sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 0;
+  std::ifstream in("/sys/fs/cgroup/cpu.max");
+  std::string line;
+  std::optional<unsigned> quota;
+  if (in && std::getline(in, line)) quota = CoresFromCpuMax(line);
+  return CombineCores(std::thread::hardware_concurrency(), affinity, quota);
+}
+
 unsigned UsableCores() {
-  static const unsigned cores = Measure();
+  static const unsigned cores = MeasureUsableCores();
   return cores;
 }
 

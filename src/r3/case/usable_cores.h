@@ -20,8 +20,10 @@ std::optional<unsigned> CoresFromCpuMax(std::string_view cpu_max);
 unsigned CombineCores(unsigned hardware, unsigned affinity, std::optional<unsigned> quota);
 
 // min(CPUs in this thread's affinity mask, the cgroup's CPU quota),
-// falling back to hardware_concurrency(); at least 1. Read once.
+// falling back to hardware_concurrency(); at least 1. UsableCores reads it
+// once (the pools' size); MeasureUsableCores reads it now.
 unsigned UsableCores();
+unsigned MeasureUsableCores();
 
 }  // namespace r3
 

@@ -10,8 +10,9 @@
 namespace r3::model {
 namespace {
 
+// tokens is not empty: AscendKernelRows refuses a rank outside the step.
 int64_t MostTokens(std::span<const int64_t> tokens) {
-  return tokens.empty() ? 0 : *std::max_element(tokens.begin(), tokens.end());
+  return *std::max_element(tokens.begin(), tokens.end());
 }
 
 RowRuns OwnRows(int64_t rank, int64_t rows) {

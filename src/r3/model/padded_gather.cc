@@ -1,6 +1,8 @@
 #include "r3/model/padded_gather.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "r3/case/checked_math.h"
 
@@ -18,7 +20,11 @@ RowRuns PaddedAllGather(std::span<const RowRuns> members) {
 }
 
 RowSlice PaddedMemberRows(std::span<const int64_t> rows, size_t member) {
-  const int64_t most = rows.empty() ? 0 : *std::max_element(rows.begin(), rows.end());
+  if (member >= rows.size()) {
+    throw std::out_of_range("PaddedMemberRows: member " + std::to_string(member) + " of " +
+                            std::to_string(rows.size()));
+  }
+  const int64_t most = *std::max_element(rows.begin(), rows.end());
   return {CheckedMul(static_cast<int64_t>(member), most), rows[member]};
 }
 
