@@ -13,8 +13,8 @@ namespace {
 
 std::optional<long long> ParseWhole(std::string_view text) {
   long long v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  const auto [end, ec] = std::from_chars(text.begin(), text.end(), v);
+  if (ec != std::errc() || end != text.end()) return std::nullopt;
   return v;
 }
 
