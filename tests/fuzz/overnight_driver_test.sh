@@ -117,6 +117,10 @@ sleep 0.5
 kill -0 "$fuzzer_pid" 2>/dev/null && fail "the old fuzzer (pid $fuzzer_pid) still runs after --fresh"
 
 echo "== after kill -9 and a resume, report.json counts both parts' executions"
+# The --fresh run above left its progress rows; until the new run clears
+# them, the wait below would see that run's "10" row and kill the driver
+# before it has begun (seen in CI: one part, 20 execs).
+rm -f "$state/progress.tsv"
 "$driver" -t 6 -j 1 >/dev/null 2>&1 &
 driver_pid=$!
 for _ in $(seq 50); do grep -q '^[0-9]* 10 ' "$state/progress.tsv" 2>/dev/null && break; sleep 0.2; done
