@@ -16,6 +16,7 @@ void showValue(const Config& c, std::ostream& os) {
   const char* separator = "";
   for (const CaseField& field : CaseFields()) {
     if (field.kind == FieldKind::kPerRank) continue;
+    if (field.optional && field.get(whole, 0) == field.lo) continue;  // as PrintCase
     os << separator << field.name << ' ' << FieldText(field, whole);
     separator = ", ";
   }

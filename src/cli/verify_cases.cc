@@ -43,18 +43,27 @@ CorpusFiles ListVerifyCorpus(const std::string& corpus) {
 }
 
 void ForEachVerifyBatch(const CorpusFiles& corpus, int64_t cases, uint64_t seed,
-                        int64_t batch_size, const std::function<void(const CaseBatch&)>& judge) {
+                        int64_t batch_size, const LayoutDomain& domain,
+                        const std::function<void(const CaseBatch&)>& judge) {
   const std::pair<const char*, const std::vector<std::string>*> folders[] = {
       {"regressions", &corpus.regressions}, {"seeds", &corpus.seeds}, {"findings", &corpus.findings}};
   for (const auto& [label, files] : folders) {
     CaseBatch batch;
     batch.label = label;
     batch.expect_finding = batch.label == "findings";
-    batch.sources = *files;
-    for (const std::string& path : batch.sources) batch.cases.push_back(LoadCaseFile(path));
+    for (const std::string& path : *files) {
+      Case c = LoadCaseFile(path);
+      if ((batch.expect_finding && !domain.vllm_findings) ||
+          !OutsideDomain(domain, c, "").field.empty()) {
+        batch.outside.push_back(path);
+        continue;
+      }
+      batch.sources.push_back(path);
+      batch.cases.push_back(std::move(c));
+    }
     judge(batch);
   }
-  sample::CaseSampler sampler(seed);
+  sample::CaseSampler sampler(seed, domain);
   for (int64_t i = 0; i < cases; i += batch_size) {
     CaseBatch batch;
     batch.label = "generated";

@@ -44,14 +44,19 @@ struct CaseBatch {
   std::vector<Case> cases;
   bool expect_finding = false;  // findings/: a pass is a failure
   int64_t first_index = -1;     // generated: the first case's number; -1 for files
+  // Corpus files whose layout the producer does not model (layout_domain.h):
+  // not run, and said so.
+  std::vector<std::string> outside;
 };
 
 // Calls `judge` on each batch in order: each corpus folder as one batch
 // (possibly empty; its files read just before), then `cases` generated cases
-// of `seed` in batches of at most `batch_size`. Throws what reading a case
+// of `seed` in batches of at most `batch_size`, all within `domain` (corpus
+// files outside it go to CaseBatch::outside). Throws what reading a case
 // file throws (CaseFormatError).
 void ForEachVerifyBatch(const CorpusFiles& corpus, int64_t cases, uint64_t seed,
-                        int64_t batch_size, const std::function<void(const CaseBatch&)>& judge);
+                        int64_t batch_size, const LayoutDomain& domain,
+                        const std::function<void(const CaseBatch&)>& judge);
 
 enum class CaseOutcome {
   kPass,

@@ -115,7 +115,7 @@ class Verifier {
       throw UsageError("--replay: SEED:INDEX (as in 'generated case INDEX (seed SEED)'), not '" +
                        args_.replay + "'");
     }
-    sample::CaseSampler sampler(seed);
+    sample::CaseSampler sampler(seed, producer_->Domain());
     for (int64_t i = 0; i < index; ++i) sampler.Next();
     const Case c = sampler.Next();
     const std::string source = GeneratedName(index, seed);
@@ -236,7 +236,14 @@ class Verifier {
     auto last_report = start;
     // The GPU path pays per batch (a wait, a dozen launches): it gets bigger
     // batches. Results come back in case order either way.
-    ForEachVerifyBatch(files, args_.cases, args_.seed, args_.gpu.gpu ? 4096 : 256, [&](const CaseBatch& b) {
+    ForEachVerifyBatch(files, args_.cases, args_.seed, args_.gpu.gpu ? 4096 : 256,
+                       producer_->Domain(), [&](const CaseBatch& b) {
+      if (!b.outside.empty()) {
+        const std::string why = b.expect_finding ? "they pin findings in vLLM's code"
+                                                 : "layouts " + producer_->Id() + " does not have";
+        std::fprintf(stderr, "verify: %zu %s case(s) not run: %s (%s, ...)\n", b.outside.size(),
+                     b.label.c_str(), why.c_str(), b.outside.front().c_str());
+      }
       if (b.first_index == 0) start = last_report = std::chrono::steady_clock::now();
       JudgeAll(b.sources, b.label, b.cases, b.expect_finding, b.first_index);
       if (b.first_index < 0) return;

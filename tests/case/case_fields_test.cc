@@ -23,7 +23,8 @@ namespace {
 Case Busy() {
   return ParseCase(
       "r3case 1\ndp 3\ntp 4\nep on\ndispatch internal\nsp on\nmax_num_batched_tokens 40\n"
-      "top_k 6\nnum_experts 300\nnum_layers 7\ntokens 5 0 9\npadded 8 3 9\n",
+      "top_k 6\nnum_experts 300\nnum_layers 7\ntokens 5 0 9\npadded 8 3 9\n"
+      "chunked_prefill_size 6\n",
       "busy");
 }
 
@@ -62,6 +63,12 @@ TEST(CaseFieldsTest, EveryFieldIsAKeyThatTheFormatRequiresOrDefaults) {
     if (!field.defaults_to.empty()) {  // padded: absent means its tokens
       const Case c = ParseCase(without, "t");
       EXPECT_EQ(FieldValues(field, c), FieldValues(*FindField(field.defaults_to), c));
+      continue;
+    }
+    if (field.optional) {  // chunked_prefill_size: absent means unset, and prints as absent
+      const Case c = ParseCase(without, "t");
+      EXPECT_EQ(field.get(c, 0), field.lo);
+      EXPECT_EQ(PrintCase(c), without);
       continue;
     }
     try {
@@ -359,6 +366,27 @@ TEST(CaseFieldsTest, JsonCarriesEveryFieldInTableOrder) {
   eager.config.ep = false;
   EXPECT_EQ(CaseToJson(eager)["padded"], (std::vector<int64_t>{5, 0, 9}));  // explicit in JSON
   EXPECT_EQ(CaseToJson(eager)["ep"], false);
+  EXPECT_EQ(j["chunked_prefill_size"], 6);
+  Case unset = c;
+  unset.config.chunked_prefill_size = 0;
+  EXPECT_FALSE(CaseToJson(unset).contains("chunked_prefill_size"));  // as before the field existed
+}
+
+TEST(CaseFieldsTest, AChunkLargerThanTheStepBudgetIsRefusedNamingTheField) {
+  Case c = Busy();  // M 40
+  c.config.chunked_prefill_size = 40;
+  EXPECT_EQ(ValidateCase(c).field, "");
+  c.config.chunked_prefill_size = 41;
+  EXPECT_EQ(ValidateCase(c).field, "chunked_prefill_size");
+  EXPECT_EQ(ValidateCase(c).message, "must not exceed max_num_batched_tokens (40)");
+  std::string text = PrintCase(c);
+  try {
+    ParseCase(text, "t.r3case");
+    ADD_FAILURE() << "parsed a chunk above M";
+  } catch (const CaseFormatError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "t.r3case:13: chunked_prefill_size: must not exceed max_num_batched_tokens (40)");
+  }
 }
 
 }  // namespace

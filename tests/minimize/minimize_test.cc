@@ -47,6 +47,51 @@ Case FirstKilledSeed(sut::Mutant m) {
   return {};
 }
 
+// The host SUT seen through an engine with fewer layouts than vLLM's
+// (SGLang's): a case outside them is refused, as an engine refuses it.
+class NarrowProducer : public sut::Producer {
+ public:
+  explicit NarrowProducer(const sut::SutOptions& options)
+      : Producer(options), host_(sut::MakeHostProducer(options)) {}
+  std::vector<sut::Observation> Observe(std::span<const Case> cases) override {
+    for (const Case& c : cases) {
+      const FieldError e = OutsideDomain(Domain(), c, "narrow");
+      if (!e.field.empty()) throw sut::ExternalSutError("outside: " + e.field);
+    }
+    return host_->Observe(cases);
+  }
+  std::string Label() const override { return "narrow"; }
+  std::string Id() const override { return "narrow"; }
+  LayoutDomain Domain() const override {
+    return {/*internal_dispatch=*/false, /*sequence_parallel=*/false, /*chunked_prefill=*/true,
+            /*vllm_findings=*/false};
+  }
+
+ private:
+  std::shared_ptr<sut::Producer> host_;
+};
+
+// The shrinking only moves toward naive dispatch and SP off (never sp off
+// -> auto where auto turns SP on), so it stays in an engine's layouts; the
+// field report, which tries every choice (dispatch internal, sp on), skips
+// the ones outside them instead of counting them unrunnable.
+TEST(MinimizeTest, NeverLeavesTheProducersLayouts) {
+  const sut::SutOptions sut = WithMutant(sut::Mutant::kNaiveDpEndOffByOne);
+  MinimizeOptions options;
+  options.producer = std::make_shared<NarrowProducer>(sut);
+  const Case input = ParseCase(
+      "r3case 1\ndp 3\ntp 2\nep on\ndispatch naive\nsp off\nmax_num_batched_tokens 64\n"
+      "top_k 4\nnum_experts 64\nnum_layers 2\ntokens 9 4 7\nchunked_prefill_size 16\n",
+      "t");
+  const MinimizeResult r = Minimize(input, options);
+  EXPECT_EQ(r.unrunnable, 0) << r.first_unrunnable;
+  EXPECT_EQ(OutsideDomain(options.producer->Domain(), r.minimal, "narrow").field, "");
+  EXPECT_FALSE(UnexplainedInvariants(r.minimal, *options.producer).empty());
+  EXPECT_EQ(r.minimal.config.chunked_prefill_size, 0);  // nothing here needs the chunk: dropped
+  const std::string text = MinimizedText(r, *options.producer);
+  EXPECT_EQ(text.find("internal ->"), std::string::npos) << text;
+}
+
 TEST(MinimizeTest, NoSpTrimShrinksToTheSmallestPaddedShardGroup) {
   const Case input = LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case");
   const MinimizeResult r = Minimize(input, Options(WithMutant(sut::Mutant::kNoSpTrim)));

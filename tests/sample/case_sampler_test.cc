@@ -48,5 +48,44 @@ TEST(CaseSamplerTest, DrawsALoneTokenUnderEveryDispatchPath) {
   }
 }
 
+// An engine with fewer layouts (SGLang: naive dispatch, no SP, its own
+// chunked prefill size) gets only those, and often a chunk below M, where
+// SGLang's pre-#26123 buffer is short. The same seed gives the same cases.
+TEST(CaseSamplerTest, ADomainGetsOnlyItsLayoutsAndItsOwnChunk) {
+  const LayoutDomain sglang{/*internal_dispatch=*/false, /*sequence_parallel=*/false,
+                                 /*chunked_prefill=*/true, /*vllm_findings=*/false};
+  CaseSampler sampler(/*seed=*/5, sglang);
+  CaseSampler again(/*seed=*/5, sglang);
+  int below_m = 0;
+  int unset = 0;
+  for (int i = 0; i < kCases; ++i) {
+    const Case c = sampler.Next();
+    ASSERT_EQ(ValidateCase(c).field, "") << PrintCase(c);
+    ASSERT_EQ(OutsideDomain(sglang, c, "sglang").field, "") << PrintCase(c);
+    ASSERT_EQ(c, again.Next());
+    if (c.config.chunked_prefill_size == 0) ++unset;
+    if (c.config.chunked_prefill_size > 0 &&
+        c.config.chunked_prefill_size < c.config.max_num_batched_tokens) {
+      ++below_m;
+    }
+  }
+  EXPECT_GE(below_m, kCases / 3);
+  EXPECT_GE(unset, kCases / 4);
+}
+
+// The default domain draws vLLM's stream unchanged: the layouts a domain
+// removes are fitted after the draw, its chunk drawn after the case, so a
+// seed's vLLM cases are what they were before domains existed.
+TEST(CaseSamplerTest, TheFullDomainKeepsEveryLayoutAndNoChunk) {
+  CaseSampler sampler(/*seed=*/9);
+  std::map<std::string, int> paths;
+  for (int i = 0; i < 2000; ++i) {
+    const Case c = sampler.Next();
+    ASSERT_EQ(c.config.chunked_prefill_size, 0);
+    ++paths[DispatchPath(c.config)];
+  }
+  EXPECT_EQ(paths.size(), 4u);
+}
+
 }  // namespace
 }  // namespace r3::sample

@@ -35,6 +35,11 @@ FieldError ValidateCase(const Case& c) {
     }
   }
   if (cfg.top_k > cfg.num_experts) return {"top_k", "must not exceed num_experts"};
+  // A chunk larger than the step budget could never be scheduled.
+  if (cfg.chunked_prefill_size > cfg.max_num_batched_tokens) {
+    return {"chunked_prefill_size", "must not exceed max_num_batched_tokens (" +
+                                        std::to_string(cfg.max_num_batched_tokens) + ")"};
+  }
   // Forcing SP on where vLLM cannot run it describes no real deployment.
   if (cfg.sp == SpMode::kOn && !SpPossible(cfg)) {
     return {"sp", "on needs ep on, tp > 1 and dp > 1"};

@@ -27,6 +27,11 @@ struct Config {
   int64_t top_k = 1;
   int64_t num_experts = 1;
   int64_t num_layers = 1;
+  // SGLang's chunked prefill size per DP rank (its ServerArgs after the
+  // division by dp), which sizes its capture buffer apart from the step
+  // budget; 0: unset, the same as max_num_batched_tokens. vLLM has no such
+  // limit (its chunk is max_num_batched_tokens) and ignores it.
+  int64_t chunked_prefill_size = 0;
 
   friend bool operator==(const Config&, const Config&) = default;
 };

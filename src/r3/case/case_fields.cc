@@ -84,6 +84,11 @@ constexpr std::array<CaseField, kFieldCount> kFields = {{
      [](const Case& c, size_t d) { return c.step.padded[d]; },
      [](Case& c, size_t d, int64_t v) { c.step.padded[d] = v; }, FieldId::kTokens,
      FieldId::kMaxNumBatchedTokens},
+    {FieldId::kChunkedPrefillSize, "chunked_prefill_size", FieldKind::kInt, 0, kMaxBatchedTokens,
+     {}, {}, false, One,
+     [](const Case& c, size_t) { return c.config.chunked_prefill_size; },
+     [](Case& c, size_t, int64_t v) { c.config.chunked_prefill_size = v; }, {},
+     FieldId::kMaxNumBatchedTokens, /*optional=*/true},
 }};
 
 // Every `below`/`above` before the field naming it; SP after ep, tp and dp,
@@ -91,7 +96,8 @@ constexpr std::array<CaseField, kFieldCount> kFields = {{
 constexpr std::array<FieldId, kFieldCount> kDependencyOrder = {
     FieldId::kDp,         FieldId::kTp,   FieldId::kEp,        FieldId::kDispatch,
     FieldId::kSp,         FieldId::kNumExperts, FieldId::kTopK, FieldId::kNumLayers,
-    FieldId::kMaxNumBatchedTokens, FieldId::kTokens, FieldId::kPadded};
+    FieldId::kMaxNumBatchedTokens, FieldId::kTokens, FieldId::kPadded,
+    FieldId::kChunkedPrefillSize};
 
 }  // namespace
 

@@ -36,8 +36,9 @@ enum class FieldId {
   kNumLayers,
   kTokens,
   kPadded,
+  kChunkedPrefillSize,
 };
-inline constexpr size_t kFieldCount = 11;
+inline constexpr size_t kFieldCount = 12;
 
 enum class FieldKind {
   kInt,      // one integer
@@ -70,6 +71,10 @@ struct CaseField {
   // them (with a message each); shrinking and clamping read them here.
   std::optional<FieldId> below;
   std::optional<FieldId> above;
+  // An optional scalar: an absent key reads as `lo`, and a value of `lo` is
+  // left out when printed (in the case format and in JSON), so cases that
+  // do not use it read and print as before it existed.
+  bool optional = false;
 };
 
 // Every field, indexed by FieldId.

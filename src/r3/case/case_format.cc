@@ -61,7 +61,9 @@ class Parser {
     for (const CaseField& field : CaseFields()) {
       switch (field.kind) {
         case FieldKind::kInt:
-          field.set(c, 0, Int(field.name, field.lo, field.hi));
+          field.set(c, 0, field.optional && Find(field.name) == nullptr
+                              ? field.lo
+                              : Int(field.name, field.lo, field.hi));
           break;
         case FieldKind::kChoice:
           field.set(c, 0, Choice(field.name, field.choices));
@@ -273,6 +275,7 @@ std::string PrintCase(const Case& c) {
   out << "r3case 1\n";
   for (const CaseField& field : CaseFields()) {
     if (field.kind != FieldKind::kPerRank) {
+      if (field.optional && field.get(c, 0) == field.lo) continue;
       out << field.name << ' ' << FieldText(field, c) << '\n';
       continue;
     }

@@ -7,6 +7,7 @@ namespace r3 {
 nlohmann::ordered_json CaseToJson(const Case& c) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const CaseField& field : CaseFields()) {
+    if (field.optional && field.get(c, 0) == field.lo) continue;
     switch (field.kind) {
       case FieldKind::kInt:
         out[std::string(field.name)] = field.get(c, 0);

@@ -78,6 +78,7 @@ std::vector<Case> Candidates(const Case& c) {
                                 cfg.max_num_batched_tokens)) {
     Case n = c;
     n.config.max_num_batched_tokens = m;
+    n.config.chunked_prefill_size = std::min(n.config.chunked_prefill_size, m);
     for (size_t d = 0; d < dp; ++d) {
       n.step.tokens[d] = std::min(n.step.tokens[d], m);
       n.step.padded[d] = std::min(n.step.padded[d], m);
@@ -106,6 +107,17 @@ std::vector<Case> Candidates(const Case& c) {
     if (tokens < padded) {
       Case n = c;
       n.step.tokens[d] = padded;
+      out.push_back(n);
+    }
+  }
+  // SGLang's chunk: unset (the simpler spelling), else smaller; never back
+  // from unset (0 means M), so the order stays well-founded.
+  if (cfg.chunked_prefill_size > 0) {
+    Case n = c;
+    n.config.chunked_prefill_size = 0;
+    out.push_back(n);
+    for (int64_t v : ShrinkLadder(1, cfg.chunked_prefill_size)) {
+      n.config.chunked_prefill_size = v;
       out.push_back(n);
     }
   }
@@ -221,6 +233,8 @@ std::vector<Probe> Probes(const Case& c) {
     if (field.kind == FieldKind::kPerRank) continue;  // below, rank by rank
     Probe probe{std::string(field.name), FieldText(field, c), {}};
     const int64_t v = field.get(c, 0);
+    // An optional field left unset says nothing of this case's layout.
+    if (field.optional && v == field.lo) continue;
     if (field.kind == FieldKind::kChoice) {
       for (int64_t x = field.lo; x <= field.hi; ++x) AddAlternative(probe.alts, c, field, x);
     } else {
@@ -265,6 +279,8 @@ std::vector<FieldReport> ReportFields(const Case& minimal, Minimizer& judge,
         return reports;
       }
       if (!ValidateCase(alt.c).field.empty()) continue;
+      // A layout the producer does not model has no outcome to report.
+      if (!OutsideDomain(producer.Domain(), alt.c, "").field.empty()) continue;
       std::vector<Invariant> got;
       try {
         got = UnexplainedInvariants(alt.c, producer);

@@ -18,6 +18,15 @@ int64_t CaseSampler::Uniform(int64_t lo, int64_t hi) {
 bool CaseSampler::Chance(int percent) { return Uniform(1, 100) <= percent; }
 
 Case CaseSampler::Next() {
+  Case c = NextVllm();
+  FitToDomain(domain_, c);
+  if (domain_.chunked_prefill && Chance(60)) {
+    c.config.chunked_prefill_size = Uniform(1, c.config.max_num_batched_tokens);
+  }
+  return c;
+}
+
+Case CaseSampler::NextVllm() {
   static constexpr std::array<int64_t, 8> kDp = {1, 2, 2, 3, 4, 5, 8, 16};
   static constexpr std::array<int64_t, 7> kTp = {1, 2, 2, 3, 4, 6, 8};
   static constexpr std::array<int64_t, 6> kM = {8192, 2048, 4096, 1000, 24, 7};

@@ -11,18 +11,25 @@
 #include <random>
 
 #include "r3/case/case.h"
+#include "r3/case/layout_domain.h"
 
 namespace r3::sample {
 
 class CaseSampler {
  public:
-  explicit CaseSampler(uint64_t seed) : rng_(seed) {}
+  // Cases of `domain`'s layouts (an engine with fewer than vLLM's): each
+  // drawn case is fitted into it, and a domain with its own chunked prefill
+  // size gets one drawn after the case (so vLLM's stream is unchanged).
+  explicit CaseSampler(uint64_t seed, LayoutDomain domain = {})
+      : rng_(seed), domain_(domain) {}
   Case Next();
 
  private:
+  Case NextVllm();
   int64_t Uniform(int64_t lo, int64_t hi);  // inclusive
   bool Chance(int percent);
   std::mt19937_64 rng_;
+  LayoutDomain domain_;
 };
 
 }  // namespace r3::sample

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "r3/case/case.h"
+#include "r3/case/layout_domain.h"
 #include "r3/sut/observation.h"
 #include "r3/sut/sut.h"
 
@@ -47,6 +48,12 @@ class Producer {
   // interface the adapter drove ("RoutedExpertsCapturer(...)"); empty else.
   virtual std::string EngineVersion() const { return ""; }
   virtual std::string Interface() const { return ""; }
+
+  // The layouts it models (layout_domain.h): all of vLLM's but for an
+  // engine that has fewer. Observe refuses a case outside them
+  // (ExternalSutError naming the field), generated cases are fitted into
+  // them, and the minimizer never leaves them.
+  virtual LayoutDomain Domain() const { return {}; }
 
   // The settings it runs under: the built-in SUT version, the sizing policy
   // and the mutants (an engine honours r3check's dispatch and sizing ones).

@@ -1,0 +1,23 @@
+#include "r3/case/layout_domain.h"
+
+#include <string>
+
+namespace r3 {
+
+FieldError OutsideDomain(const LayoutDomain& domain, const Case& c, const std::string& who) {
+  if (!domain.internal_dispatch && c.config.dispatch == Dispatch::kInternal) {
+    return {"dispatch", "internal: " + who + " has no such layout (its router sees the DP-gathered batch); use naive"};
+  }
+  if (!domain.sequence_parallel && SpEnabled(c.config)) {
+    return {"sp", std::string(SpModeName(c.config.sp)) + " turns MoE sequence parallelism on, which " + who +
+                      " does not have; use sp off"};
+  }
+  return {};
+}
+
+void FitToDomain(const LayoutDomain& domain, Case& c) {
+  if (!domain.internal_dispatch) c.config.dispatch = Dispatch::kNaive;
+  if (!domain.sequence_parallel && SpEnabled(c.config)) c.config.sp = SpMode::kOff;
+}
+
+}  // namespace r3

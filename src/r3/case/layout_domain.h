@@ -1,0 +1,38 @@
+// The layouts a producer of observations models (a producer, sut/producer.h,
+// says which). The host SUT and the GPU
+// path model all of vLLM's; an engine only those its code has: SGLang's
+// TopK sees the DP-gathered batch (naive dispatch) and SGLang has no MoE
+// sequence parallelism, so a case with SP or internal dispatch describes no
+// SGLang deployment and would judge the engine on a layout it never runs.
+#ifndef R3_CASE_LAYOUT_DOMAIN_H_
+#define R3_CASE_LAYOUT_DOMAIN_H_
+
+#include "r3/case/case.h"
+
+namespace r3 {
+
+struct LayoutDomain {
+  bool internal_dispatch = true;  // cases with dispatch internal
+  bool sequence_parallel = true;  // cases where SP is on
+  // The engine sizes by a chunked prefill size of its own
+  // (Config::chunked_prefill_size): generated cases draw one.
+  bool chunked_prefill = false;
+  // corpus/findings/ pins findings in vLLM's code: another engine's code
+  // need not have them, so its verify does not run them.
+  bool vllm_findings = true;
+
+  friend bool operator==(const LayoutDomain&, const LayoutDomain&) = default;
+};
+
+// The first field that takes `c` out of `domain` and why, or an empty field
+// name when the domain has the case's layout. `who` names the producer in
+// the message ("sglang").
+FieldError OutsideDomain(const LayoutDomain& domain, const Case& c, const std::string& who);
+
+// Brings a generated case into `domain` with the least change: naive
+// dispatch where internal is not modelled, SP off where SP is not.
+void FitToDomain(const LayoutDomain& domain, Case& c);
+
+}  // namespace r3
+
+#endif  // R3_CASE_LAYOUT_DOMAIN_H_

@@ -1,0 +1,56 @@
+#include "r3/case/layout_domain.h"
+
+#include <gtest/gtest.h>
+
+#include "r3/case/case_format.h"
+
+namespace r3 {
+namespace {
+
+constexpr LayoutDomain kSglang{/*internal_dispatch=*/false, /*sequence_parallel=*/false,
+                               /*chunked_prefill=*/true, /*vllm_findings=*/false};
+
+Case Eager(const std::string& dispatch, const std::string& sp) {
+  return ParseCase("r3case 1\ndp 2\ntp 2\nep on\ndispatch " + dispatch + "\nsp " + sp +
+                       "\nmax_num_batched_tokens 8\ntop_k 2\nnum_experts 8\nnum_layers 1\ntokens 5 3\n",
+                   "t");
+}
+
+TEST(LayoutDomainTest, TheFullDomainHasEveryLayout) {
+  for (const char* dispatch : {"naive", "internal"}) {
+    for (const char* sp : {"auto", "on", "off"}) {
+      EXPECT_EQ(OutsideDomain(LayoutDomain{}, Eager(dispatch, sp), "x").field, "") << dispatch << sp;
+    }
+  }
+}
+
+TEST(LayoutDomainTest, InternalDispatchAndSpAreNamedWithTheFix) {
+  FieldError e = OutsideDomain(kSglang, Eager("internal", "off"), "sglang");
+  EXPECT_EQ(e.field, "dispatch");
+  EXPECT_EQ(e.message, "internal: sglang has no such layout (its router sees the DP-gathered batch); use naive");
+  e = OutsideDomain(kSglang, Eager("naive", "auto"), "sglang");  // auto: SP is on here
+  EXPECT_EQ(e.field, "sp");
+  EXPECT_EQ(e.message, "auto turns MoE sequence parallelism on, which sglang does not have; use sp off");
+  EXPECT_EQ(OutsideDomain(kSglang, Eager("naive", "off"), "sglang").field, "");
+  // sp auto where SP cannot exist (ep off) is no SP at all.
+  Case no_ep = Eager("naive", "auto");
+  no_ep.config.ep = false;
+  EXPECT_EQ(OutsideDomain(kSglang, no_ep, "sglang").field, "");
+}
+
+TEST(LayoutDomainTest, FittingChangesOnlyWhatTheDomainLacks) {
+  Case c = Eager("internal", "auto");
+  FitToDomain(kSglang, c);
+  EXPECT_EQ(c, Eager("naive", "off"));
+  Case kept = Eager("internal", "auto");
+  FitToDomain(LayoutDomain{}, kept);
+  EXPECT_EQ(kept, Eager("internal", "auto"));
+  Case no_ep = Eager("naive", "auto");
+  no_ep.config.ep = false;
+  const Case before = no_ep;
+  FitToDomain(kSglang, no_ep);
+  EXPECT_EQ(no_ep, before);  // auto stays auto where it means off
+}
+
+}  // namespace
+}  // namespace r3
