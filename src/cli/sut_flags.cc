@@ -48,7 +48,7 @@ CLI::Validator FiniteSeconds() {
 
 void SutFlags::AddTo(CLI::App& app) {
   app.add_option("--sut", sut,
-                 "system under test: vllm-post-50874 (default) | vllm-pre-50874 | vllm:PATH "
+                 "system under test: vllm-post-50874 (default) | vllm-pre-50874 | vllm:PATH | sglang:PATH "
                  "(vLLM's own capture from a checkout, a routed_experts_capturer.py, or "
                  "'installed') | exec:CMD (an adapter speaking docs/engines.md)");
   // One value per flag: `--mutant A CASE` must not swallow CASE as a mutant.
@@ -117,10 +117,10 @@ sut::SutOptions SutFlags::Options(engine::EngineSpec* engine) const {
     const auto version = sut::FindSut(sut);
     if (!version) {
       throw UsageError("--sut: unknown system under test '" + sut +
-                       "' (vllm-post-50874 | vllm-pre-50874 | vllm:PATH | exec:CMD)");
+                       "' (vllm-post-50874 | vllm-pre-50874 | vllm:PATH | sglang:PATH | exec:CMD)");
     }
     if (engine_flags) {
-      throw UsageError("--engine-*/--nproc: apply to an engine SUT (--sut vllm:PATH | exec:CMD), "
+      throw UsageError("--engine-*/--nproc: apply to an engine SUT (--sut vllm:PATH | sglang:PATH | exec:CMD), "
                        "not to " + sut);
     }
     options.version = *version;

@@ -49,6 +49,7 @@ struct SweepArgs {
   int64_t budget_ms = 10000;
   int64_t jobs = 0;  // 0: the number of cores
   bool no_fork_server = false;
+  std::string engine = "vllm";
   SutFlags flags;
   CLI::Option* sut = nullptr;
 };
@@ -219,11 +220,12 @@ class Sweeper {
     // Every flag checked once, before any version: a bad flag is exit 2,
     // not an ERROR line per version.
     SutFlags probe = args_.flags;
-    probe.sut = "vllm:installed";
+    probe.sut = args_.engine + ":installed";
     engine::EngineSpec unused;
     (void)probe.Options(&unused);
     RejectGpuOnlyMutants(/*gpu_path=*/false, args_.flags);
     settings_.flags = args_.flags;
+    settings_.engine = args_.engine;
     settings_.corpus = ListVerifyCorpus(ResolveVerifyCorpus(args_.corpus));
     settings_.cases = args_.cases;
     settings_.seed = args_.seed;
@@ -239,7 +241,7 @@ class Sweeper {
     }
     // One Python process imports torch and forks every version's adapter
     // (engine/fork_server.h); without it, each adapter imports torch itself.
-    if (!args_.no_fork_server) {
+    if (!args_.no_fork_server && args_.engine == "vllm") {  // the fork server is vLLM's
       fork_server_ = engine::ForkServer::Start(args_.flags.Launch());
       if (fork_server_) settings_.flags.fork_server = fork_server_->socket();
     }
@@ -640,6 +642,8 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
                   "a routed_experts_capturer.py, a folder of them, a checkout, CHECKOUT@REV or "
                   "CHECKOUT@A..B (the commits in A..B that touched the capture or sizing code)")
       ->required();
+  cmd->add_option("--engine", args->engine, "the engine the SOURCEs are versions of")
+      ->check(CLI::IsMember({"vllm", "sglang"}));
   cmd->add_option("--cases", args->cases, "generated cases per version (after the corpus)")
       ->transform(Decimal())
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));

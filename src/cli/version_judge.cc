@@ -54,13 +54,13 @@ std::string InvariantNames(const std::vector<check::Invariant>& invariants) {
 VersionVerdict JudgeVersion(const std::string& sut_path, const JudgeSettings& settings) {
   VersionVerdict verdict;
   SutFlags flags = settings.flags;
-  flags.sut = "vllm:" + sut_path;
+  flags.sut = settings.engine + ":" + sut_path;
   std::shared_ptr<sut::Producer> engine;
   std::optional<Case> first;  // the first failing case that fails
   try {
     engine = StartEngine(flags, &verdict);
     ForEachVerifyBatch(settings.corpus, settings.cases, settings.seed, /*batch_size=*/256,
-                       [&](const CaseBatch& batch) {
+                       engine->Domain(), [&](const CaseBatch& batch) {
                          const std::vector<check::CaseResult> results =
                              check::RunCases(batch.cases, *engine);
                          for (size_t i = 0; i < results.size(); ++i) {

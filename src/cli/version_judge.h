@@ -16,6 +16,7 @@ namespace r3::cli {
 
 struct JudgeSettings {
   SutFlags flags;  // its `sut` is set per version
+  std::string engine = "vllm";  // the adapter: each version runs as --sut ENGINE:PATH
   CorpusFiles corpus;
   int64_t cases = 300;
   uint64_t seed = 1;

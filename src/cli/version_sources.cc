@@ -8,9 +8,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A checkout of vLLM, or of SGLang (either place its capturer has lived).
 bool IsCheckout(const fs::path& dir) {
   std::error_code ec;
-  return fs::is_regular_file(dir / kCapturePath, ec);
+  for (const char* path : {kCapturePath, "python/sglang/srt/state_capturer/routed_experts.py",
+                           "python/sglang/srt/layers/moe/routed_experts_capturer.py"}) {
+    if (fs::is_regular_file(dir / path, ec)) return true;
+  }
+  return false;
 }
 
 // The versions under `dir`, in path order: a checkout is one, and is not

@@ -166,7 +166,7 @@ TEST(CliFlagsE2eTest, EachEngineFlagAloneIsRefusedForTheBuiltInSut) {
     const Result r = R3check(std::string("check ") + flag + " seeds/tp2-dp2-eager.r3case");
     EXPECT_EQ(r.status, 2) << flag;
     EXPECT_EQ(r.err, "r3check: --engine-*/--nproc: apply to an engine SUT (--sut vllm:PATH | "
-                     "exec:CMD), not to vllm-post-50874\n")
+                     "sglang:PATH | exec:CMD), not to vllm-post-50874\n")
         << flag;
     EXPECT_EQ(r.out, "") << flag;
   }

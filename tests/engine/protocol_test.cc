@@ -158,7 +158,7 @@ TEST(ProtocolTest, HelloSizingIsOptionalAndParsedStrictly) {
   EXPECT_EQ(HelloErrorOf(hello), "hello: sizing: expected null or an object");
   hello = SizingHello();
   hello["sizing"]["kind"] = "fused";
-  EXPECT_EQ(HelloErrorOf(hello), "hello: sizing.kind: 'fused' is not monolithic | sink");
+  EXPECT_EQ(HelloErrorOf(hello), "hello: sizing.kind: 'fused' is not monolithic | sink | device-buffer");
   hello = SizingHello();
   hello["sizing"]["source"] = "modular_kernel.py";
   EXPECT_EQ(HelloErrorOf(hello), "hello: sizing.source: 'modular_kernel.py' is not an absolute path");

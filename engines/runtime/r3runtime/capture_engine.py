@@ -16,6 +16,9 @@ The engine's part is a *binding* (engines/NAME/): an object with
                                           hands the rows on with deliver(topk), so that a capture
                                           that raises still reports the buffer; replay.rows(case,
                                           d, t) is the buffer's size alone
+  sizing_rows(cap) (optional)             instead of replay: the rows of the capture buffer the
+                                          engine's own code sized (SGLang's device buffer), which
+                                          r3check judges as the replay buffer
 
 Capturers are cached per shape and rank (LRU). The buffer is zeroed before
 each capture; rows are encoded and decoded by r3runtime.rows. The TP group
@@ -244,6 +247,8 @@ class CaptureEngine:
                 group.finish()
             finally:
                 CUR.group = None
+        if stopped is None and getattr(self.binding, "sizing_rows", None) is not None:
+            self._report_sizing(entry, n, res)
         res["tp_gather"] = group.called
         if entry is not None and entry.cap is not None:
             res["_dtype"] = dtype_name(entry.buf.dtype)
@@ -258,6 +263,16 @@ class CaptureEngine:
             return "done", None, res
         self._read_back(entry, case, d, runs, group, res)
         return "done", None, res
+
+    def _report_sizing(self, entry, n, res):
+        """The engine's own capture-buffer size (binding.sizing_rows): a
+        capture that raised on a batch the buffer cannot hold carries that
+        error as the sizing's."""
+        rows = 0 if entry is None or entry.cap is None else self.binding.sizing_rows(entry.cap)
+        error = None
+        if n > rows and res["error"] is not None:
+            error = (res["error"]["type"], res["error"]["message"])
+        _record_replay(res, ReplayResult(rows, error))
 
     def _base(self, buf):
         """Digits must fit the capturer's dtype, and the int16 replay buffer

@@ -132,6 +132,8 @@ class Case:
             self.T = int(raw["tp"])
             self.ep = bool(raw.get("ep", False))
             self.M = int(raw["max_num_batched_tokens"])
+            # SGLang's chunked prefill size per DP rank; absent: M.
+            self.cps = int(raw.get("chunked_prefill_size") or self.M)
             self.E = int(raw["num_experts"])
             self.layers = int(raw["num_layers"])
             self.N = [int(x) for x in raw["num_tokens_across_dp"]]
@@ -151,6 +153,8 @@ class Case:
             raise Fatal(f"{where}: dp and tp must be >= 1")
         if self.M < 1 or self.E < 1 or self.layers < 1:
             raise Fatal(f"{where}: max_num_batched_tokens, num_experts and num_layers must be >= 1")
+        if not 1 <= self.cps <= self.M:
+            raise Fatal(f"{where}: chunked_prefill_size must be in [1, max_num_batched_tokens]")
         if len(self.N) != self.D or any(n < 0 for n in self.N):
             raise Fatal(f"{where}: num_tokens_across_dp must hold {self.D} counts >= 0")
         if not isinstance(ranks, list) or len(ranks) != self.D * self.T:

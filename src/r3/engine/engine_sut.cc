@@ -20,10 +20,14 @@
 namespace r3::engine {
 namespace {
 
-constexpr std::array<AdapterInfo, 2> kAdapters = {{
+constexpr std::array<AdapterInfo, 3> kAdapters = {{
     {"vllm", "--sut vllm:PATH   PATH: a vLLM checkout, its routed_experts_capturer.py, or 'installed'",
      "Python 3 with torch (Debian: python3-torch; --engine-python or R3_PYTHON picks the "
      "interpreter); --engine-launch torchrun for GPUs"},
+    {"sglang",
+     "--sut sglang:PATH PATH: an SGLang checkout, its routed-experts capturer file, or 'installed'",
+     "Python 3 with torch, as for vllm; naive-dispatch layouts without SP (SGLang's DP "
+     "attention), chunked_prefill_size drawn per case"},
     {"exec", "--sut exec:CMD    CMD: any adapter command speaking protocol 1 (docs/engines.md)",
      "whatever CMD needs; run through /bin/sh -c"},
 }};
@@ -63,8 +67,10 @@ sut::Branch InferBranch(const Case& c, const sut::Observation& obs, const RankRe
 std::string SizingLabel(const Hello& hello) {
   if (!hello.sizing) return "";
   const SizingSource& s = *hello.sizing;
-  return hello.engine + " sizing: " +
-         (s.kind == "sink" ? "RoutedExpertsSink" : "FusedMoEExpertsMonolithic") + " (" +
+  const std::string what = s.kind == "sink"            ? "RoutedExpertsSink"
+                           : s.kind == "device-buffer" ? "its capture device buffer"
+                                                       : "FusedMoEExpertsMonolithic";
+  return hello.engine + " sizing: " + what + " (" +
          std::filesystem::path(s.source).filename().string() + ", sha256 " + s.sha256.substr(0, 12) +
          ")";
 }
@@ -74,7 +80,8 @@ std::string SizingLabel(const Hello& hello) {
 // buffers; one that reports none against the built-in --policy.
 sut::Observation ToObservation(const Case& c, const sut::DispatchPlan& plan,
                                const sut::SutOptions& options, const CaseReply& reply,
-                               size_t index, const std::string& sizing) {
+                               size_t index, const std::string& sizing,
+                               bool sizing_is_capture_buffer) {
   sut::Observation obs = sut::ObserveDispatch(c, options, plan, sut::Capturer::kEngine);
   const std::string at = "cases[" + std::to_string(index) + "]";
   const bool engine_sizing = !reply.ranks.empty() && reply.ranks[0].replay_rows.has_value();
@@ -100,6 +107,12 @@ sut::Observation ToObservation(const Case& c, const sut::DispatchPlan& plan,
     }
     obs.snapshot_dtype = std::string(dtype->name);
     obs.snapshot_max_id = dtype->max_id;
+    // SGLang's device buffer is both: the buffer its sizing made is the one
+    // capture writes (of the host cache's dtype, which the adapter checks).
+    if (engine_sizing && sizing_is_capture_buffer) {
+      obs.replay_dtype = obs.snapshot_dtype;
+      obs.replay_max_id = obs.snapshot_max_id;
+    }
   }
   for (size_t i = 0; i < obs.ranks.size(); ++i) {
     sut::RankObservation& r = obs.ranks[i];
@@ -167,8 +180,12 @@ class Engine : public sut::Producer {
     const sut::SutOptions& options = this->options();
     std::vector<sut::DispatchPlan> plans;
     plans.reserve(cases.size());
+    const LayoutDomain domain = Domain();
     for (const Case& c : cases) {
       CheckSize(c);
+      if (const FieldError e = OutsideDomain(domain, c, hello_.engine); !e.field.empty()) {
+        throw sut::ExternalSutError("case outside the engine's layouts: " + e.field + ": " + e.message);
+      }
       plans.push_back(sut::PlanDispatch(c, options.mutants));
       if (!plans.back().error.empty()) throw std::runtime_error(plans.back().error);
     }
@@ -195,7 +212,8 @@ class Engine : public sut::Producer {
                 Ask(RunRequest(id, batch, batch_plans), "run " + std::to_string(id)), id, batch);
             for (size_t i = 0; i < batch.size(); ++i) {
               out.push_back(
-                  ToObservation(batch[i], batch_plans[i], options, replies[i], i, sizing));
+                  ToObservation(batch[i], batch_plans[i], options, replies[i], i, sizing,
+                                hello_.sizing && hello_.sizing->kind == "device-buffer"));
               if (replies[i].collective == "real") ++real_collective_cases_;
               ++cases_run_;
             }
@@ -211,6 +229,14 @@ class Engine : public sut::Producer {
   }
 
   std::string Id() const override { return hello_.engine + "-engine"; }
+
+  LayoutDomain Domain() const override {
+    if (hello_.engine == "sglang") {
+      return {/*internal_dispatch=*/false, /*sequence_parallel=*/false, /*chunked_prefill=*/true,
+              /*vllm_findings=*/false};
+    }
+    return {};
+  }
 
   std::string SizingLabel() const override { return engine::SizingLabel(hello_); }
   std::string EngineVersion() const override { return hello_.engine_version; }
@@ -368,7 +394,7 @@ std::string AdapterPython(const LaunchOptions& launch) {
 std::span<const AdapterInfo> AdapterCatalogue() { return kAdapters; }
 
 bool IsEngineSut(std::string_view sut) {
-  return sut.starts_with("vllm:") || sut.starts_with("exec:");
+  return sut.starts_with("vllm:") || sut.starts_with("sglang:") || sut.starts_with("exec:");
 }
 
 EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
@@ -411,28 +437,39 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
     spec.argv = {"/bin/sh", "-c", command};
     return spec;
   }
-  if (!sut.starts_with("vllm:")) throw std::invalid_argument("--sut: '" + sut + "' is not an engine SUT");
-  spec.kind = "vllm";
-  std::string source = sut.substr(5);
+  const size_t colon = sut.find(':');
+  const std::string kind = colon == std::string::npos ? "" : sut.substr(0, colon);
+  if (kind != "vllm" && kind != "sglang") {
+    throw std::invalid_argument("--sut: '" + sut + "' is not an engine SUT");
+  }
+  spec.kind = kind;
+  const std::string engine = kind == "vllm" ? "vLLM" : "SGLang";
+  const std::string what = kind == "vllm"
+                               ? "a vLLM checkout, routed_experts_capturer.py, or 'installed'"
+                               : "an SGLang checkout, its routed_experts.py or "
+                                 "routed_experts_capturer.py, or 'installed'";
+  std::string source = sut.substr(colon + 1);
   // ~/x as a shell would expand it (the shell leaves vllm:~/x alone).
   if (const char* home = std::getenv("HOME");
       home != nullptr && *home != '\0' && (source == "~" || source.starts_with("~/"))) {
     source = home + source.substr(1);
   }
   if (source.empty()) {
-    throw std::invalid_argument(
-        "--sut vllm:PATH: PATH is empty (a vLLM checkout, routed_experts_capturer.py, or "
-        "'installed')");
+    throw std::invalid_argument("--sut " + kind + ":PATH: PATH is empty (" + what + ")");
   }
   std::error_code ec;
   if (source != "installed") {
     if (!std::filesystem::exists(source, ec)) {
-      throw std::invalid_argument("--sut vllm:PATH: no such file or directory: " + source);
+      throw std::invalid_argument("--sut " + kind + ":PATH: no such file or directory: " + source);
     }
     source = std::filesystem::absolute(source, ec).lexically_normal().string();
   }
   std::string sizing;
   if (!launch.sizing.empty()) {
+    if (kind != "vllm") {
+      throw std::invalid_argument("--engine-sizing: applies to vllm:PATH (" + engine +
+                                  "'s sizing is in its capture file)");
+    }
     if (!std::filesystem::exists(launch.sizing, ec)) {
       throw std::invalid_argument("--engine-sizing: no such file: " + launch.sizing);
     }
@@ -444,9 +481,9 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
     spec.replay_flags += " --engine-sizing " + ShellWord(sizing);
   }
   const std::string script =
-      (std::filesystem::path(launch.adapters_dir) / "vllm" / "r3_adapter.py").string();
+      (std::filesystem::path(launch.adapters_dir) / kind / "r3_adapter.py").string();
   if (!std::filesystem::exists(script, ec)) {
-    throw std::invalid_argument("--sut vllm: the adapter " + script +
+    throw std::invalid_argument("--sut " + kind + ": the adapter " + script +
                                 " is missing (set R3_ENGINES_DIR to the engines/ folder)");
   }
   spec.argv = {AdapterPython(launch)};
@@ -460,7 +497,8 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
   } else if (!launch.launch_args.empty()) {
     throw std::invalid_argument("--engine-launch-arg: needs --engine-launch torchrun");
   } else {
-    spec.fork_server = launch.fork_server;  // one local Python process: the fork server can fork it
+    // One local Python process: the fork server (vLLM's) can fork it.
+    if (kind == "vllm") spec.fork_server = launch.fork_server;
   }
   spec.argv.insert(spec.argv.end(), {script, "--source", source, "--device", launch.device});
   if (!sizing.empty()) spec.argv.insert(spec.argv.end(), {"--sizing", sizing});

@@ -89,8 +89,8 @@ std::optional<SizingSource> ParseSizing(const json& hello) {
     throw ProtocolError(at + ".sha256: expected lowercase hex");
   }
   s.kind = Str(*it, at, "kind");
-  if (s.kind != "monolithic" && s.kind != "sink") {
-    throw ProtocolError(at + ".kind: '" + s.kind + "' is not monolithic | sink");
+  if (s.kind != "monolithic" && s.kind != "sink" && s.kind != "device-buffer") {
+    throw ProtocolError(at + ".kind: '" + s.kind + "' is not monolithic | sink | device-buffer");
   }
   s.interface = Str(*it, at, "interface");
   return s;
@@ -164,6 +164,10 @@ std::string RunRequest(int64_t id, std::span<const Case> cases,
               {"num_tokens_across_dp", c.step.padded},
               {"local_sizes", plan.local_sizes ? ordered(*plan.local_sizes) : ordered(nullptr)},
               {"ranks", ordered::array()}};
+    // Only when set: requests of cases without it stay as they were.
+    if (c.config.chunked_prefill_size > 0) {
+      j["chunked_prefill_size"] = c.config.chunked_prefill_size;
+    }
     // Ranks that see one gathered tensor share its run list; it is written
     // once per rank all the same, which keeps the adapter simple.
     for (size_t r = 0; r < plan.ranks.size(); ++r) {
