@@ -1,5 +1,6 @@
 #include "cli/version_files.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -58,8 +59,9 @@ VersionFiles MaterializeVersion(const Version& version) {
       } catch (const GitError& e) {
         throw SourceError(version.source + ": " + e.what());
       }
-      if (files.empty() || files[0].first != kCapturePath) {
-        out.error = std::string("no ") + kCapturePath + " at " + version.commit->sha.substr(0, 10);
+      if (std::none_of(files.begin(), files.end(), [](const auto& f) { return IsCapturePath(f.first); })) {
+        out.error = std::string("no ") + kCapturePath + " (or SGLang's capturer) at " +
+                    version.commit->sha.substr(0, 10);
         out.sha256 = files.empty() ? Sha256Hex("") : HashFiles(files);
         return out;
       }

@@ -11,8 +11,7 @@ namespace fs = std::filesystem;
 // A checkout of vLLM, or of SGLang (either place its capturer has lived).
 bool IsCheckout(const fs::path& dir) {
   std::error_code ec;
-  for (const char* path : {kCapturePath, "python/sglang/srt/state_capturer/routed_experts.py",
-                           "python/sglang/srt/layers/moe/routed_experts_capturer.py"}) {
+  for (const char* path : {kCapturePath, kSglangCapturePath, kSglangOldCapturePath}) {
     if (fs::is_regular_file(dir / path, ec)) return true;
   }
   return false;
@@ -87,8 +86,14 @@ ExpandedSource ExpandRevisions(const std::string& source, size_t at) {
 }  // namespace
 
 const std::vector<std::string>& VersionPaths() {
-  static const std::vector<std::string> paths = {kCapturePath, kSizingPath};
+  static const std::vector<std::string> paths = {
+      kCapturePath, kSizingPath, kSglangCapturePath, "python/sglang/srt/state_capturer/base.py",
+      kSglangOldCapturePath, "python/sglang/srt/layers/topk_capturer_base.py"};
   return paths;
+}
+
+bool IsCapturePath(const std::string& path) {
+  return path == kCapturePath || path == kSglangCapturePath || path == kSglangOldCapturePath;
 }
 
 std::string KindName(Version::Kind kind) {

@@ -24,9 +24,18 @@ inline constexpr const char* kCapturePath =
     "vllm/model_executor/layers/fused_moe/routed_experts_capturer.py";
 inline constexpr const char* kSizingPath = "vllm/model_executor/layers/fused_moe/modular_kernel.py";
 
-// The files of a checkout that make up a version: the capture code and the
-// sizing code, in that order.
+// SGLang's capturer, where it has lived, and the base class beside it.
+inline constexpr const char* kSglangCapturePath = "python/sglang/srt/state_capturer/routed_experts.py";
+inline constexpr const char* kSglangOldCapturePath =
+    "python/sglang/srt/layers/moe/routed_experts_capturer.py";
+
+// The files of a checkout that make up a version: vLLM's capture and
+// sizing code, then SGLang's capturer and its base class (each place they
+// have lived). A checkout has one engine's.
 const std::vector<std::string>& VersionPaths();
+
+// One of the capture files above (vLLM's or SGLang's).
+bool IsCapturePath(const std::string& path);
 
 // A SOURCE that names nothing to judge, or a git failure: one line that
 // starts with the SOURCE. Exit status 2.
