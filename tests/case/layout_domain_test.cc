@@ -7,8 +7,10 @@
 namespace r3 {
 namespace {
 
-constexpr LayoutDomain kSglang{/*internal_dispatch=*/false, /*sequence_parallel=*/false,
-                               /*chunked_prefill=*/true, /*vllm_findings=*/false};
+constexpr LayoutDomain kNaiveOnly{.internal_dispatch = false, .sequence_parallel = false};
+constexpr LayoutDomain kSglang{.internal_dispatch = true, .internal_dispatch_tp1_only = true,
+                               .sequence_parallel = false, .chunked_prefill = true,
+                               .vllm_findings = false};
 
 Case Eager(const std::string& dispatch, const std::string& sp) {
   return ParseCase("r3case 1\ndp 2\ntp 2\nep on\ndispatch " + dispatch + "\nsp " + sp +
@@ -25,9 +27,16 @@ TEST(LayoutDomainTest, TheFullDomainHasEveryLayout) {
 }
 
 TEST(LayoutDomainTest, InternalDispatchAndSpAreNamedWithTheFix) {
-  FieldError e = OutsideDomain(kSglang, Eager("internal", "off"), "sglang");
+  FieldError e = OutsideDomain(kNaiveOnly, Eager("internal", "off"), "x");
   EXPECT_EQ(e.field, "dispatch");
-  EXPECT_EQ(e.message, "internal: sglang has no such layout (its router sees the DP-gathered batch); use naive");
+  EXPECT_EQ(e.message, "internal: x has no such layout (its router sees the DP-gathered batch); use naive");
+  e = OutsideDomain(kSglang, Eager("internal", "off"), "sglang");  // tp 2
+  EXPECT_EQ(e.field, "dispatch");
+  EXPECT_EQ(e.message, "internal with tp 2: sglang drives it with tp 1 only; use naive or tp 1");
+  Case tp1 = Eager("internal", "off");
+  tp1.config.tp = 1;
+  EXPECT_EQ(OutsideDomain(kSglang, tp1, "sglang").field, "");
+  EXPECT_EQ(OutsideDomain(kNaiveOnly, tp1, "x").field, "dispatch");
   e = OutsideDomain(kSglang, Eager("naive", "auto"), "sglang");  // auto: SP is on here
   EXPECT_EQ(e.field, "sp");
   EXPECT_EQ(e.message, "auto turns MoE sequence parallelism on, which sglang does not have; use sp off");
@@ -40,8 +49,15 @@ TEST(LayoutDomainTest, InternalDispatchAndSpAreNamedWithTheFix) {
 
 TEST(LayoutDomainTest, FittingChangesOnlyWhatTheDomainLacks) {
   Case c = Eager("internal", "auto");
-  FitToDomain(kSglang, c);
+  FitToDomain(kSglang, c);  // tp 2
   EXPECT_EQ(c, Eager("naive", "off"));
+  Case tp1 = Eager("internal", "auto");
+  tp1.config.tp = 1;  // SP cannot exist: auto is off
+  Case fitted = tp1;
+  FitToDomain(kSglang, fitted);
+  EXPECT_EQ(fitted, tp1);
+  FitToDomain(kNaiveOnly, fitted);
+  EXPECT_EQ(fitted.config.dispatch, Dispatch::kNaive);
   Case kept = Eager("internal", "auto");
   FitToDomain(LayoutDomain{}, kept);
   EXPECT_EQ(kept, Eager("internal", "auto"));

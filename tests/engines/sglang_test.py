@@ -45,6 +45,14 @@ def naive_case(n, m=4, cps=None, tp=1):
     return c
 
 
+def deepep_case(n, m=4):
+    """Internal dispatch (DeepEP) at tp 1: each rank's TopK sees its own tokens."""
+    c = naive_case(n, m)
+    c["dispatch"] = "internal"
+    c["ranks"] = [{"dp": d, "tp": 0, "rows": [R(d, 0, k)] if k else []} for d, k in enumerate(n)]
+    return c
+
+
 def talk(source, cases, extra_files=None):
     """hello, one run, bye: (hello, result cases, stderr)."""
     p = subprocess.run([sys.executable, str(ADAPTER), "--source", str(source)],
@@ -107,6 +115,39 @@ class AdapterTest(unittest.TestCase):
         _, out = self.run_fixture("no-dp-offset", [naive_case([2, 2])])
         self.assertEqual(captured(out[0]), [[R(0, 0, 2)], [R(0, 0, 2)]])
 
+    def test_under_deepep_each_rank_captures_and_keeps_its_own_tokens(self):
+        _, out = self.run_fixture("correct", [deepep_case([3, 2])])
+        self.assertEqual(captured(out[0]), [[R(0, 0, 3)], [R(1, 0, 2)]])
+
+    def test_the_dp_offset_under_deepep_reads_past_the_ranks_rows(self):
+        _, out = self.run_fixture("deepep-offset", [deepep_case([3, 2]), naive_case([3, 2])])
+        self.assertEqual(captured(out[0])[0], [R(0, 0, 3)])
+        self.assertNotEqual(captured(out[0])[1], [R(1, 0, 2)])  # rows [3, 5) of a 2-row capture
+        self.assertEqual(captured(out[1]), [[R(0, 0, 3)], [R(1, 0, 2)]])  # right without DeepEP
+
+    def test_a_case_is_judged_alone_whatever_ran_before_it(self):
+        # Each case starts from a fresh device buffer, and a capturer is built
+        # per server setting: what an earlier case left at the rows the wrong
+        # DeepEP slice reads ([3, 5) on DP rank 1) never shows.
+        _, alone = self.run_fixture("deepep-offset", [deepep_case([3, 2], m=8)])
+        for before in (deepep_case([1, 5], m=8), naive_case([3, 2], m=8)):
+            with self.subTest(before["dispatch"]):
+                _, after = self.run_fixture("deepep-offset", [before, deepep_case([3, 2], m=8)])
+                self.assertEqual(after[1], alone[0])
+        self.assertNotEqual(captured(alone[0])[1], [R(1, 0, 2)])
+        # a capturer built for the naive case would slice the DeepEP one by the DP offset
+        _, out = self.run_fixture("correct", [naive_case([3, 2], m=8), deepep_case([3, 2], m=8)])
+        self.assertEqual(captured(out[1]), [[R(0, 0, 3)], [R(1, 0, 2)]])
+
+    def test_a_layout_sglang_lacks_is_a_fatal_not_a_verdict(self):
+        c = deepep_case([2, 1])
+        c["tp"] = 2
+        c["ranks"] = [{"dp": d, "tp": t, "rows": [R(d, 0, k)]} for d, k in enumerate([2, 1]) for t in range(2)]
+        lines, err, rc = talk(FIXTURES / "correct", [c])
+        self.assertEqual(rc, 1, err)
+        self.assertEqual(lines[-1]["type"], "fatal", lines)
+        self.assertIn("internal dispatch and tp > 1", lines[-1]["error"])
+
     def test_a_name_sglang_has_and_the_stand_in_lacks_is_a_gap_not_a_verdict(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = pathlib.Path(tmp) / NEW_REL
@@ -161,7 +202,7 @@ class CliTest(unittest.TestCase):
 
     def test_every_seeded_bug_fails_verify(self):
         for name, invariant in (("pre26123", "replay-fits"), ("graph-offset", "rows-exact"),
-                                ("no-dp-offset", "rows-exact")):
+                                ("no-dp-offset", "rows-exact"), ("deepep-offset", "rows-exact")):
             with self.subTest(name):
                 rc, out, err = self.verify(name)
                 self.assertEqual(rc, 1, out + err)

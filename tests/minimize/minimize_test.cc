@@ -63,8 +63,8 @@ class NarrowProducer : public sut::Producer {
   std::string Label() const override { return "narrow"; }
   std::string Id() const override { return "narrow"; }
   LayoutDomain Domain() const override {
-    return {/*internal_dispatch=*/false, /*sequence_parallel=*/false, /*chunked_prefill=*/true,
-            /*vllm_findings=*/false};
+    return {.internal_dispatch = false, .sequence_parallel = false, .chunked_prefill = true,
+            .vllm_findings = false};
   }
 
  private:

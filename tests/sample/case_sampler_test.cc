@@ -48,22 +48,25 @@ TEST(CaseSamplerTest, DrawsALoneTokenUnderEveryDispatchPath) {
   }
 }
 
-// An engine with fewer layouts (SGLang: naive dispatch, no SP, its own
-// chunked prefill size) gets only those, and often a chunk below M, where
+// An engine with fewer layouts (SGLang: no SP, internal dispatch at tp 1
+// only, its own chunked prefill size) gets only those, and often a chunk below M, where
 // SGLang's pre-#26123 buffer is short. The same seed gives the same cases.
 TEST(CaseSamplerTest, ADomainGetsOnlyItsLayoutsAndItsOwnChunk) {
-  const LayoutDomain sglang{/*internal_dispatch=*/false, /*sequence_parallel=*/false,
-                                 /*chunked_prefill=*/true, /*vllm_findings=*/false};
+  const LayoutDomain sglang{.internal_dispatch = true, .internal_dispatch_tp1_only = true,
+                            .sequence_parallel = false, .chunked_prefill = true,
+                            .vllm_findings = false};
   CaseSampler sampler(/*seed=*/5, sglang);
   CaseSampler again(/*seed=*/5, sglang);
   int below_m = 0;
   int unset = 0;
+  int internal = 0;
   for (int i = 0; i < kCases; ++i) {
     const Case c = sampler.Next();
     ASSERT_EQ(ValidateCase(c).field, "") << PrintCase(c);
     ASSERT_EQ(OutsideDomain(sglang, c, "sglang").field, "") << PrintCase(c);
     ASSERT_EQ(c, again.Next());
     if (c.config.chunked_prefill_size == 0) ++unset;
+    if (c.config.dispatch == Dispatch::kInternal) ++internal;
     if (c.config.chunked_prefill_size > 0 &&
         c.config.chunked_prefill_size < c.config.max_num_batched_tokens) {
       ++below_m;
@@ -71,6 +74,7 @@ TEST(CaseSamplerTest, ADomainGetsOnlyItsLayoutsAndItsOwnChunk) {
   }
   EXPECT_GE(below_m, kCases / 3);
   EXPECT_GE(unset, kCases / 4);
+  EXPECT_GE(internal, kCases / 50);  // tp 1 draws keep theirs: expected 1/7 * 25 %, 3.6 %
 }
 
 // The default domain draws vLLM's stream unchanged: the layouts a domain

@@ -87,6 +87,7 @@ class SglangBinding:
         self.iface = None
         self.loaded = None
         self.settings = {}  # id(capturer) -> its ServerSettings
+        self.written = {}  # id(capturer) -> rows its last capture wrote to the device buffer
 
     def set_device(self, device):
         self.device = device
@@ -102,7 +103,8 @@ class SglangBinding:
 
     # -- capture_engine's calls --
     def build_key(self, case):
-        return (case.cps,)
+        """The server settings a capturer is built under (ServerSettings)."""
+        return (case.cps, case.dispatch)
 
     def build(self, case, d, t, instance_id):
         s = standins.ServerSettings(case)
@@ -133,6 +135,13 @@ class SglangBinding:
     def capture(self, cap, case, d, t, topk_ids):
         CUR.config = self.settings.get(id(cap))
         call = profile.engine_call if profile.ON else (lambda f, *a, **k: f(*a, **k))
+        # Every case is a step of a fresh server: the device buffer is as
+        # built (zero), so a slice that misses this step's rows reads zeros,
+        # never rows an earlier case left (which could pass for this one's).
+        stale = self.written.pop(id(cap), 0)
+        if stale:
+            cap.device_cache.buffer[:stale].zero_()
+        self.written[id(cap)] = min(int(topk_ids.shape[0]), int(cap.device_cache.buffer.shape[0]))
         call(cap.capture, case.layer, topk_ids)
         graph = case.D > 1 and len(set(case.N)) == 1
         values = {"forward_batch": standins.ForwardBatch(case, d, self.device), "can_run_graph": graph,
@@ -150,6 +159,7 @@ class SglangBinding:
 
     def cleanup(self, cap):
         self.settings.pop(id(cap), None)
+        self.written.pop(id(cap), None)
 
     def probe(self, engine):
         """One construction before any case: an undrivable constructor is a

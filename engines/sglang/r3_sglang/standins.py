@@ -12,7 +12,7 @@ case (`CUR.config`, a ServerSettings).
 """
 import torch
 
-from r3runtime.errors import StandInGap
+from r3runtime.errors import Refused, StandInGap
 from r3runtime.rank import CUR
 from r3runtime.standins import StandInObject
 
@@ -24,6 +24,16 @@ class ServerSettings:
     max_running_requests."""
 
     def __init__(self, case):
+        # The layouts r3check drives SGLang on (src/r3/case/layout_domain.h):
+        # DP attention with the default MoE backend (naive dispatch), or
+        # DeepEP (internal dispatch) with attention TP 1; never SP.
+        if case.sp:
+            raise Refused("case with MoE sequence parallelism: SGLang has none (r3check sends SGLang sp off)")
+        if case.dispatch == "internal" and case.T > 1:
+            raise Refused("case with internal dispatch and tp > 1: SGLang's DeepEP layout with attention TP "
+                          "is not modelled (r3check sends SGLang tp 1 there)")
+        # DeepEP: the TopK layer sees this rank's own tokens.
+        self.a2a = "deepep" if case.dispatch == "internal" else "none"
         self.dp_size = case.D
         self.tp_size = case.D * case.T  # DP attention: the attention TP groups of all DP ranks
         self.attn_tp_size = case.T
@@ -36,7 +46,7 @@ class ServerSettings:
             chunked_prefill_size=self.chunked_prefill_size, dp_size=self.dp_size, tp_size=self.tp_size,
             enable_dp_attention=self.enable_dp_attention, enable_return_routed_experts=True,
             disable_shared_experts_fusion=False, max_running_requests=self.max_running_requests * case.D,
-            moe_a2a_backend="none", disable_overlap_schedule=False, speculative_algorithm=None,
+            moe_a2a_backend=self.a2a, disable_overlap_schedule=False, speculative_algorithm=None,
             enable_deterministic_inference=False)
 
 
@@ -138,13 +148,20 @@ def attn_tp_all_gather_into_tensor(output, input_):
 
 # -- sglang.srt.layers.moe --
 class _A2aBackend:
-    """get_moe_a2a_backend() of SGLang's MoeA2ABackend enum at NONE (the
-    default): the TopK layer sees the DP-gathered batch, the layout r3check
-    sends SGLang. As the enum's predicates: is_none() is true, every other
-    is_*() (is_deepep, is_mooncake, is_hybridep, ...) false."""
+    """get_moe_a2a_backend(): SGLang's MoeA2ABackend enum, NONE (the
+    default: the TopK layer sees the DP-gathered batch) or DEEPEP (it sees
+    the rank's own tokens), as the case's dispatch says. As the enum's
+    predicates: is_none() and is_deepep() tell which, every other is_*()
+    (is_mooncake, is_hybridep, ...) is false."""
+
+    def _backend(self):
+        return _settings("get_moe_a2a_backend()").a2a
 
     def is_none(self):
-        return True
+        return self._backend() == "none"
+
+    def is_deepep(self):
+        return self._backend() == "deepep"
 
     def __getattr__(self, name):
         if name.startswith("is_"):

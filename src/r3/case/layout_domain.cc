@@ -8,6 +8,11 @@ FieldError OutsideDomain(const LayoutDomain& domain, const Case& c, const std::s
   if (!domain.internal_dispatch && c.config.dispatch == Dispatch::kInternal) {
     return {"dispatch", "internal: " + who + " has no such layout (its router sees the DP-gathered batch); use naive"};
   }
+  if (domain.internal_dispatch_tp1_only && c.config.dispatch == Dispatch::kInternal &&
+      c.config.tp > 1) {
+    return {"dispatch", "internal with tp " + std::to_string(c.config.tp) + ": " + who +
+                            " drives it with tp 1 only; use naive or tp 1"};
+  }
   if (!domain.sequence_parallel && SpEnabled(c.config)) {
     return {"sp", std::string(SpModeName(c.config.sp)) + " turns MoE sequence parallelism on, which " + who +
                       " does not have; use sp off"};
@@ -16,7 +21,10 @@ FieldError OutsideDomain(const LayoutDomain& domain, const Case& c, const std::s
 }
 
 void FitToDomain(const LayoutDomain& domain, Case& c) {
-  if (!domain.internal_dispatch) c.config.dispatch = Dispatch::kNaive;
+  if (!domain.internal_dispatch ||
+      (domain.internal_dispatch_tp1_only && c.config.tp > 1)) {
+    c.config.dispatch = Dispatch::kNaive;
+  }
   if (!domain.sequence_parallel && SpEnabled(c.config)) c.config.sp = SpMode::kOff;
 }
 

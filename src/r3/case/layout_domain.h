@@ -1,9 +1,11 @@
 // The layouts a producer of observations models (a producer, sut/producer.h,
-// says which). The host SUT and the GPU
-// path model all of vLLM's; an engine only those its code has: SGLang's
-// TopK sees the DP-gathered batch (naive dispatch) and SGLang has no MoE
-// sequence parallelism, so a case with SP or internal dispatch describes no
-// SGLang deployment and would judge the engine on a layout it never runs.
+// says which). The host SUT and the GPU path model all of vLLM's; an engine
+// only those its code has. SGLang has no MoE sequence parallelism; its TopK
+// sees the DP-gathered batch (naive dispatch) or, under DeepEP, the rank's
+// own tokens (internal dispatch), which r3check drives with attention TP 1
+// only (with more, each attention-TP rank holds a scattered shard, not
+// modelled). A case outside them describes no deployment of the engine and
+// would judge it on a layout it never runs.
 #ifndef R3_CASE_LAYOUT_DOMAIN_H_
 #define R3_CASE_LAYOUT_DOMAIN_H_
 
@@ -13,6 +15,7 @@ namespace r3 {
 
 struct LayoutDomain {
   bool internal_dispatch = true;  // cases with dispatch internal
+  bool internal_dispatch_tp1_only = false;  // ... and only with tp 1
   bool sequence_parallel = true;  // cases where SP is on
   // The engine sizes by a chunked prefill size of its own
   // (Config::chunked_prefill_size): generated cases draw one.

@@ -26,8 +26,8 @@ constexpr std::array<AdapterInfo, 3> kAdapters = {{
      "interpreter); --engine-launch torchrun for GPUs"},
     {"sglang",
      "--sut sglang:PATH PATH: an SGLang checkout, its routed-experts capturer file, or 'installed'",
-     "Python 3 with torch, as for vllm; naive-dispatch layouts without SP (SGLang's DP "
-     "attention), chunked_prefill_size drawn per case"},
+     "Python 3 with torch, as for vllm; layouts without SP: naive dispatch (DP attention) and "
+     "internal dispatch at tp 1 (DeepEP); chunked_prefill_size drawn per case"},
     {"exec", "--sut exec:CMD    CMD: any adapter command speaking protocol 1 (docs/engines.md)",
      "whatever CMD needs; run through /bin/sh -c"},
 }};
@@ -232,8 +232,8 @@ class Engine : public sut::Producer {
 
   LayoutDomain Domain() const override {
     if (hello_.engine == "sglang") {
-      return {/*internal_dispatch=*/false, /*sequence_parallel=*/false, /*chunked_prefill=*/true,
-              /*vllm_findings=*/false};
+      return {.internal_dispatch = true, .internal_dispatch_tp1_only = true,
+              .sequence_parallel = false, .chunked_prefill = true, .vllm_findings = false};
     }
     return {};
   }

@@ -9,12 +9,15 @@
 #   slice:  "cpu"     start = r * graph batch under a graph, else sum of the sizes before r
 #           "graph"   start = r * graph batch always (eager steps too)
 #           "none"    start = 0: no DP offset at all
+#   deepep: "guard"   under DeepEP (the rank's own tokens were captured) start = 0
+#           "offset"  the DP offset under DeepEP too (sgl-project@024911f2's slice)
 from sglang.srt.layers.dp_attention import get_dp_local_slice_cpu, is_dp_attention_enabled
 from sglang.srt.runtime_context import get_parallel, get_schedule
 from sglang.srt.state_capturer.base import BaseTopkCapturer
 from sglang.srt.layers.dp_attention import get_attention_dp_rank
+from sglang.srt.layers.moe import get_moe_a2a_backend
 
-_V = {"sizing": "dp", "slice": "cpu", **globals().get("VARIANT", {})}
+_V = {"sizing": "dp", "slice": "cpu", "deepep": "guard", **globals().get("VARIANT", {})}
 
 
 class RoutedExpertsCapturer(BaseTopkCapturer):
@@ -31,7 +34,8 @@ class RoutedExpertsCapturer(BaseTopkCapturer):
                          "routed_experts")
 
     def _get_local_slice(self, forward_batch, can_run_graph, cuda_graph_batch):
-        if not is_dp_attention_enabled() or _V["slice"] == "none":
+        own = get_moe_a2a_backend().is_deepep() and _V["deepep"] == "guard"
+        if not is_dp_attention_enabled() or own or _V["slice"] == "none":
             start, end = 0, forward_batch.out_cache_loc.shape[0]
         elif _V["slice"] == "graph":
             n = forward_batch.global_num_tokens_cpu[get_attention_dp_rank()]
