@@ -226,6 +226,17 @@ class CliTest(unittest.TestCase):
             rc, out, err = r3check("check", "--sut", f"sglang:{FIXTURES / 'correct'}", str(small))
             self.assertEqual(rc, 0, out + err)
 
+    def test_sweep_judges_each_fixture_checkout_as_a_version(self):
+        names = ["correct", "pre26123", "graph-offset", "no-dp-offset", "deepep-offset"]
+        rc, out, err = r3check("sweep", "--engine", "sglang", *[str(FIXTURES / n) for n in names],
+                               "--cases", "100", "--seed", "7", "--jobs", "2")
+        self.assertEqual(rc, 1, out + err)  # a version fails
+        words = {line.split()[0].rsplit("/", 1)[-1]: line.split()[1] for line in out.splitlines()
+                 if line.startswith(str(FIXTURES))}
+        self.assertEqual(words, {"correct": "PASS", "pre26123": "FAIL", "graph-offset": "FAIL",
+                                 "no-dp-offset": "FAIL", "deepep-offset": "FAIL"}, out)
+        self.assertIn("sweep: 5 version(s), 5 judged", out)
+
     def test_a_case_with_a_layout_sglang_lacks_is_refused_naming_the_field(self):
         with tempfile.TemporaryDirectory() as tmp:
             f = pathlib.Path(tmp) / "sp.r3case"
