@@ -8,6 +8,7 @@ correct fixture passes, and the sizing bug shrinks to 2 DP ranks.
 """
 import json
 import os
+import re
 import pathlib
 import subprocess
 import sys
@@ -236,6 +237,50 @@ class CliTest(unittest.TestCase):
         self.assertEqual(words, {"correct": "PASS", "pre26123": "FAIL", "graph-offset": "FAIL",
                                  "no-dp-offset": "FAIL", "deepep-offset": "FAIL"}, out)
         self.assertIn("sweep: 5 version(s), 5 judged", out)
+
+    def test_sweep_takes_revisions_of_an_sglang_repository(self):
+        # Self-contained files (no template beside them): a revision is
+        # written out of git with its capturer and base alone.
+        base = (FIXTURES / "base_template.py").read_text()
+        capturer = (FIXTURES / "capturer_template.py").read_text()
+        with tempfile.TemporaryDirectory() as tmp:
+            repo = pathlib.Path(tmp) / "sglang"
+            d = repo / NEW_REL
+            d.mkdir(parents=True)
+            git = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True, text=True)
+            git("init", "-q")
+            git("config", "user.email", "t@example.com")
+            git("config", "user.name", "t")
+            (d / "base.py").write_text(base)
+            git("add", "-A")
+            git("commit", "-q", "-m", "the base alone")  # a revision without a capturer
+            for variant, msg in (('{"sizing": "no-dp"}', "before the fix"), ("{}", "the fix")):
+                (d / "routed_experts.py").write_text(f"VARIANT = {variant}\n" + capturer)
+                git("add", "-A")
+                git("commit", "-q", "-m", msg)
+            rc, out, err = r3check("sweep", "--engine", "sglang", f"{repo}@HEAD~2", f"{repo}@HEAD~1",
+                                   f"{repo}@HEAD", "--cases", "100", "--seed", "7")
+        self.assertEqual(rc, 2, out + err)  # the base-only revision is an ERROR
+        verdicts = [re.search(r"  (PASS|FAIL|ERROR)  ", line).group(1) for line in out.splitlines()
+                    if line.startswith(str(repo))]
+        self.assertEqual(verdicts, ["ERROR", "FAIL", "PASS"], out)
+        self.assertIn("no vllm/model_executor/layers/fused_moe/routed_experts_capturer.py (or SGLang's capturer) at",
+                      out)
+
+    def test_a_case_too_large_for_an_engine_is_refused_naming_the_limit(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, text, needle in (
+                    ("ranks", "dp 1024\ntp 8\nmax_num_batched_tokens 1\ntokens" + " 1" * 1024,
+                     "case too large for an engine SUT: 8192 ranks (limit 4096)"),
+                    ("rows", "dp 8\ntp 1\nmax_num_batched_tokens 1048576\ntokens" + " 1" * 8,
+                     "case too large for an engine SUT: dp * max_num_batched_tokens = 8388608 rows (limit 4194304)")):
+                with self.subTest(name):
+                    f = pathlib.Path(tmp) / f"{name}.r3case"
+                    f.write_text("r3case 1\nep off\ndispatch naive\nsp off\ntop_k 1\nnum_experts 8\nnum_layers 1\n"
+                                 + text + "\n")
+                    rc, out, err = r3check("check", "--sut", f"sglang:{FIXTURES / 'correct'}", str(f))
+                    self.assertEqual(rc, 2, out + err)
+                    self.assertIn(needle, err)
 
     def test_a_case_with_a_layout_sglang_lacks_is_refused_naming_the_field(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -92,6 +92,61 @@ TEST(MinimizeTest, NeverLeavesTheProducersLayouts) {
   EXPECT_EQ(text.find("internal ->"), std::string::npos) << text;
 }
 
+// The host SUT with one synthetic failure: rank 0 raises where `fails`
+// holds for the case's config.
+class FailsWhen : public sut::Producer {
+ public:
+  explicit FailsWhen(std::function<bool(const Config&)> fails)
+      : Producer({}), host_(sut::MakeHostProducer()), fails_(std::move(fails)) {}
+  std::vector<sut::Observation> Observe(std::span<const Case> cases) override {
+    std::vector<sut::Observation> out = host_->Observe(cases);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (fails_(cases[i].config)) out[i].ranks[0].error = "synthetic";
+    }
+    return out;
+  }
+  std::string Label() const override { return "fails-when"; }
+  std::string Id() const override { return "fails-when"; }
+
+ private:
+  std::shared_ptr<sut::Producer> host_;
+  std::function<bool(const Config&)> fails_;
+};
+
+Case OneToken(int64_t m, int64_t chunk) {
+  return ParseCase("r3case 1\ndp 1\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens " +
+                       std::to_string(m) + "\ntop_k 1\nnum_experts 1\nnum_layers 1\ntokens 1\n" +
+                       "chunked_prefill_size " + std::to_string(chunk) + "\n",
+                   "t");
+}
+
+// A chunk of 1 to 3 rows at M >= 32: a failure the M ladder cannot reach
+// (each smaller M clamps the chunk below it, each larger chunk passes), so
+// the chunk's own ladder takes it to 1.
+TEST(MinimizeTest, TheChunkShrinksOnItsOwnLadderToOne) {
+  MinimizeOptions options;
+  options.producer = std::make_shared<FailsWhen>([](const Config& c) {
+    return c.chunked_prefill_size >= 1 && c.chunked_prefill_size <= 3 && c.max_num_batched_tokens >= 32;
+  });
+  const MinimizeResult r = Minimize(OneToken(/*m=*/64, /*chunk=*/3), options);
+  EXPECT_EQ(r.minimal.config.chunked_prefill_size, 1);
+  EXPECT_EQ(r.minimal.config.max_num_batched_tokens, 32);
+  const std::string text = MinimizedText(r, *options.producer);
+  EXPECT_NE(text.find("#   chunked_prefill_size = 1: 0 -> passes; 2 -> same failure\n"), std::string::npos)
+      << text;
+}
+
+// A chunk equal to M (SGLang's buffer is short only with the chunk at the
+// step budget, say): a smaller M takes the chunk down with it.
+TEST(MinimizeTest, ASmallerMTakesTheChunkDownWithIt) {
+  MinimizeOptions options;
+  options.producer = std::make_shared<FailsWhen>(
+      [](const Config& c) { return c.chunked_prefill_size == c.max_num_batched_tokens; });
+  const MinimizeResult r = Minimize(OneToken(/*m=*/64, /*chunk=*/64), options);
+  EXPECT_EQ(r.minimal.config.max_num_batched_tokens, 1);
+  EXPECT_EQ(r.minimal.config.chunked_prefill_size, 1);
+}
+
 TEST(MinimizeTest, NoSpTrimShrinksToTheSmallestPaddedShardGroup) {
   const Case input = LoadCaseFile(kCorpus + "/seeds/tp2-dp2-eager.r3case");
   const MinimizeResult r = Minimize(input, Options(WithMutant(sut::Mutant::kNoSpTrim)));
