@@ -8,6 +8,7 @@ capture_engine.py). Everything else lives here:
 - hygiene:        the protocol keeps the real stdout; engine code gets stderr and an empty stdin
 - errors:         Fatal, StandInGap and the rule that tells r3check's gaps from the engine's errors
 - standins:       placeholder modules and objects whose every missing name is a StandInGap
+- loading:        an engine file run under its real module name; Loaded (module, path, version)
 - torch_compat:   what old torch lacks (custom_op, unsigned dtypes), and the cuda -> cpu device map
 - rows:           the row codec: request cases, value encoding, buffer decoding, run lists
 - rank:           the rank a capture runs as, and the private control flow of the TP emulation

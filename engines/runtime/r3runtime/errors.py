@@ -126,3 +126,16 @@ def gap_fatal(gap, while_doing, adapter_dirs=()):
         f"stand-in gap (r3check's, not a verdict on the engine): {one_line(gap)}; the engine's code{at} "
         f"needs it while {while_doing}. Tell r3check's maintainers, or add it to the adapter's stand-ins."
     )
+
+
+def harness_fatal(exc, while_doing, adapter_dirs):
+    """The Fatal for an exception that is r3check's, not the engine's: a
+    stand-in gap or a name this torch lacks; None when the engine's own
+    code raised it (its result, to be judged)."""
+    gap = gap_in(exc)
+    if gap is not None:
+        return gap_fatal(gap, while_doing, adapter_dirs)
+    lack = torch_lack_in(exc)
+    if lack is not None:
+        return Fatal(torch_lack_text(lack, while_doing, adapter_dirs))
+    return None

@@ -12,14 +12,14 @@ from a base class in a file of its own, loaded from the same checkout:
   python/sglang/srt/state_capturer/routed_experts.py        08d4c207 ..
   python/sglang/srt/state_capturer/base.py                  its base
 """
-import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
 import pathlib
 import sys
 
-from r3runtime.errors import Fatal, exc_text, gap_in
+from r3runtime.errors import Fatal, exc_text
+from r3runtime.loading import Loaded, exec_file
 from r3runtime.standins import StandInFinder, go_live
 from r3_sglang import standins
 
@@ -33,16 +33,6 @@ OPTIONAL_THIRD_PARTY = ("pybase64",)
 
 def rel_path(module):
     return pathlib.Path("python", *module.split(".")).with_suffix(".py")
-
-
-class Loaded:
-    def __init__(self, module, path, version="unknown"):
-        self.module = module
-        self.path = path
-        self.version = version
-
-    def sha256(self):
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()
 
 
 def resolve_source(source):
@@ -96,24 +86,6 @@ def _install_finders(real):
             _FINDERS.append(extra)
 
 
-def _load_file(name, path):
-    try:
-        parent = importlib.import_module(name.rsplit(".", 1)[0])
-        spec = importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, str(path)))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        setattr(parent, name.rsplit(".", 1)[1], module)
-    except Fatal:
-        raise
-    except Exception as e:
-        sys.modules.pop(name, None)
-        gap = gap_in(e)
-        why = f"stand-in gap (r3check's, not a verdict on the engine): {gap}" if gap else exc_text(e)
-        raise Fatal(f"loading {path} failed: {why}")
-    return module
-
-
 def load_capture(source):
     if source == "installed":
         try:
@@ -126,8 +98,8 @@ def load_capture(source):
     bases = base_files(module, path, root)
     _install_finders([module, *bases])
     for base, f in bases.items():  # the capturer imports its base at import time
-        _load_file(base, f)
-    return Loaded(_load_file(module, path), path, _version(root))
+        exec_file(base, f)
+    return Loaded(exec_file(module, path), path, _version(root))
 
 
 def _version(root):

@@ -10,7 +10,7 @@ import traceback
 
 from r3runtime import profile
 from r3runtime import torch_compat
-from r3runtime.errors import Fatal, Refused, exc_text, gap_fatal, gap_in, one_line, torch_lack_in, torch_lack_text
+from r3runtime.errors import Fatal, Refused, exc_text, harness_fatal, one_line
 from r3runtime.rank import CUR
 from r3runtime.rows import Case
 from r3_vllm import loader, standins
@@ -143,12 +143,9 @@ class VllmBinding:
         except Refused as r:
             raise Fatal(one_line(r))
         except Exception as e:
-            gap = gap_in(e)
-            if gap is not None:
-                raise gap_fatal(gap, "building the capturer", ADAPTER_DIRS)
-            lack = torch_lack_in(e)
-            if lack is not None:
-                raise Fatal(torch_lack_text(lack, "building the capturer", ADAPTER_DIRS))
+            fatal = harness_fatal(e, "building the capturer", ADAPTER_DIRS)
+            if fatal is not None:
+                raise fatal
             if _raised_by_the_call(e):  # the arguments did not bind: our driving is wrong
                 raise Fatal(f"{self.iface.description} failed: {exc_text(e)}")
             # The engine's own constructor raised: that is its result, reported

@@ -6,7 +6,6 @@ importing the checkout's vllm/__init__.py: every other vllm.* module is a
 stand-in (r3runtime.standins, with the names of r3_vllm.standins). So a
 checkout needs neither vLLM's dependencies nor a build.
 """
-import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
@@ -14,7 +13,8 @@ import pathlib
 import re
 import sys
 
-from r3runtime.errors import Fatal, exc_text, gap_in
+from r3runtime.errors import Fatal, exc_text
+from r3runtime.loading import Loaded, exec_file
 from r3runtime.standins import StandInFinder, go_live
 from r3_vllm import standins
 
@@ -30,18 +30,6 @@ CAPTURE_REL = rel_path(CAPTURE_MODULE)
 SIZING_REL = rel_path(SIZING_MODULE)
 # What marks a file as holding replay sizing code.
 SIZING_MARKERS = ("_maybe_make_routing_replay_buffer", "set_capture_fn", "class RoutedExpertsSink")
-
-
-class Loaded:
-    """A loaded module and where it came from."""
-
-    def __init__(self, module, path, version="unknown"):
-        self.module = module
-        self.path = path
-        self.version = version
-
-    def sha256(self):
-        return hashlib.sha256(self.path.read_bytes()).hexdigest() if self.path.is_file() else "unknown"
 
 
 def resolve_source(source):
@@ -98,20 +86,7 @@ def _finder():
 
 def _load_file(name, path):
     _finder()
-    try:
-        parent = importlib.import_module(name.rsplit(".", 1)[0])
-        # An explicit source loader: spec_from_file_location gives None for
-        # a name without .py ("'NoneType' object has no attribute 'loader'").
-        spec = importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, str(path)))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        setattr(parent, name.rsplit(".", 1)[1], module)
-    except Exception as e:
-        sys.modules.pop(name, None)
-        gap = gap_in(e)
-        why = f"stand-in gap (r3check's, not a verdict on the engine): {gap}" if gap else exc_text(e)
-        raise Fatal(f"loading {path} failed: {why}")
+    module = exec_file(name, path)
     _point_at_standins(module)
     return module
 
