@@ -91,4 +91,14 @@ TEST(RowsTest, ALongRunListIsCutWithWhatIsLeft) {
   EXPECT_EQ(DescribeRuns({}, 2), "(no rows)");
 }
 
+// An empty run adds nothing, also as the first of a list joined onto an
+// empty one (an adapter may report a DP rank's empty capture that way).
+TEST(RowsTest, JoiningAListThatStartsWithAnEmptyRunSkipsIt) {
+  RowRuns runs;
+  AppendRuns(runs, {{0, 0, 0}, {1, 0, 2}});
+  EXPECT_EQ(runs, (RowRuns{{1, 0, 2}}));
+  AppendRuns(runs, {{0, 0, 0}});
+  EXPECT_EQ(runs, (RowRuns{{1, 0, 2}}));
+}
+
 }  // namespace r3

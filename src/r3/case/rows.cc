@@ -69,7 +69,8 @@ void AppendRuns(RowRuns& runs, const RowRuns& more) {
   // lists (a decode's chunks, the judge's joined captures) is then a copy.
   for (size_t j = 0; j < more.size(); ++j) {
     AppendRun(runs, more[j]);
-    if (runs.back() == more[j]) {
+    // An empty run adds nothing (and leaves `runs` empty when it is first).
+    if (!runs.empty() && runs.back() == more[j]) {
       runs.insert(runs.end(), more.begin() + static_cast<std::ptrdiff_t>(j + 1), more.end());
       return;
     }
