@@ -14,6 +14,7 @@
 
 #include "r3/case/case_format.h"
 #include "r3/case/case_json.h"
+#include "r3/case/case_shape.h"
 #include "r3/case/limits.h"
 
 namespace r3 {
@@ -37,16 +38,21 @@ std::vector<std::string> Lines(const std::string& text) {
 
 TEST(CaseFieldsTest, TheTableIsIndexedByIdInTheFormatsKeyOrder) {
   ASSERT_EQ(CaseFields().size(), kFieldCount);
+  // Busy() sets every field but moe_comm (the last), which its internal
+  // dispatch cannot take: unset, it is not printed.
   const std::vector<std::string> lines = Lines(PrintCase(Busy()));
-  ASSERT_EQ(lines.size(), kFieldCount + 1);
+  ASSERT_EQ(lines.size(), kFieldCount);
   EXPECT_EQ(lines[0], "r3case 1");
+  ASSERT_EQ(CaseFields().back().id, FieldId::kMoeComm);
   for (size_t i = 0; i < kFieldCount; ++i) {
     const CaseField& field = CaseFields()[i];
     EXPECT_EQ(static_cast<size_t>(field.id), i);
     EXPECT_EQ(&Field(field.id), &field);
     EXPECT_EQ(FindField(field.name), &field);
     // PrintCase prints each field on its own line, in table order.
-    EXPECT_EQ(lines[i + 1].substr(0, field.name.size() + 1), std::string(field.name) + " ");
+    if (i + 1 < lines.size()) {
+      EXPECT_EQ(lines[i + 1].substr(0, field.name.size() + 1), std::string(field.name) + " ");
+    }
   }
   EXPECT_EQ(FindField("r3case"), nullptr);
   EXPECT_EQ(FindField("nope"), nullptr);
@@ -86,6 +92,7 @@ TEST(CaseFieldsTest, FieldTextIsWhatPrintCaseWrites) {
   const Case c = Busy();
   const std::vector<std::string> lines = Lines(PrintCase(c));
   for (const CaseField& field : CaseFields()) {
+    if (field.id == FieldId::kMoeComm) continue;  // unset in Busy(): not printed
     std::string expected = std::string(field.name);
     for (size_t i = 0; i < field.count(c); ++i) expected += " " + FieldText(field, c, i);
     EXPECT_EQ(lines[static_cast<size_t>(field.id) + 1], expected);
@@ -354,7 +361,9 @@ TEST(CaseFieldsTest, JsonCarriesEveryFieldInTableOrder) {
   std::vector<std::string> keys;
   for (const auto& [key, value] : j.items()) keys.push_back(key);
   std::vector<std::string> names;
-  for (const CaseField& field : CaseFields()) names.emplace_back(field.name);
+  for (const CaseField& field : CaseFields()) {
+    if (field.id != FieldId::kMoeComm) names.emplace_back(field.name);  // unset here: absent
+  }
   EXPECT_EQ(keys, names);
   EXPECT_EQ(j["ep"], true);
   EXPECT_EQ(j["dispatch"], "internal");
@@ -387,6 +396,50 @@ TEST(CaseFieldsTest, AChunkLargerThanTheStepBudgetIsRefusedNamingTheField) {
     EXPECT_EQ(std::string(e.what()),
               "t.r3case:13: chunked_prefill_size: must not exceed max_num_batched_tokens (40)");
   }
+}
+
+// vllm-ascend's comm type: absent reads and prints as none (every other
+// engine's case is as it was); set, it is printed, in JSON, and needs vLLM's
+// naive dispatch without forced SP, which it replaces.
+TEST(CaseFieldsTest, TheCommTypeIsOptionalAndReplacesVllmsDispatch) {
+  const std::string text =
+      "r3case 1\ndp 2\ntp 2\nep on\ndispatch naive\nsp auto\nmax_num_batched_tokens 8\n"
+      "top_k 2\nnum_experts 8\nnum_layers 1\ntokens 5 3\n";
+  Case c = ParseCase(text, "t");
+  EXPECT_EQ(c.config.moe_comm, MoeComm::kNone);
+  EXPECT_EQ(PrintCase(c), text);
+  EXPECT_FALSE(CaseToJson(c).contains("moe_comm"));
+  for (const char* comm : {"allgather", "alltoall", "mc2"}) {
+    const Case set = ParseCase(text + "moe_comm " + comm + "\n", "t");
+    EXPECT_EQ(MoeCommName(set.config.moe_comm), comm);
+    EXPECT_EQ(PrintCase(set), text + "moe_comm " + comm + "\n");
+    EXPECT_EQ(CaseToJson(set)["moe_comm"], comm);
+    EXPECT_EQ(ValidateCase(set).field, "");
+  }
+  c.config.moe_comm = MoeComm::kMc2;
+  c.config.dispatch = Dispatch::kInternal;
+  EXPECT_EQ(ValidateCase(c).field, "moe_comm");
+  EXPECT_EQ(ValidateCase(c).message, "mc2 replaces vLLM's dispatch: it needs dispatch naive");
+  c.config.dispatch = Dispatch::kNaive;
+  c.config.sp = SpMode::kOn;
+  EXPECT_EQ(ValidateCase(c).field, "moe_comm");
+  EXPECT_EQ(ValidateCase(c).message, "mc2 shards by its own rule, not vLLM's SP: it cannot take sp on");
+  try {
+    ParseCase(text + "moe_comm hccl\n", "t.r3case");
+    ADD_FAILURE() << "parsed an unknown comm type";
+  } catch (const CaseFormatError& e) {
+    EXPECT_EQ(std::string(e.what()), "t.r3case:12: moe_comm: 'hccl' is not one of none | allgather | alltoall | mc2");
+  }
+}
+
+// Generated cases (RapidCheck's, the fuzz mutator's) are vLLM's: the
+// default shape leaves an optional choice at its first value.
+TEST(CaseFieldsTest, TheDefaultShapeLeavesTheCommTypeUnset) {
+  const FieldRange r = CaseShape().Range(FieldId::kMoeComm);
+  EXPECT_EQ(r.lo, 0);
+  EXPECT_EQ(r.hi, 0);
+  const FieldRange chunk = CaseShape().Range(FieldId::kChunkedPrefillSize);
+  EXPECT_EQ(chunk.hi, Field(FieldId::kChunkedPrefillSize).hi);  // an optional integer is drawn
 }
 
 }  // namespace

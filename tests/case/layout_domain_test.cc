@@ -68,5 +68,36 @@ TEST(LayoutDomainTest, FittingChangesOnlyWhatTheDomainLacks) {
   EXPECT_EQ(no_ep, before);  // auto stays auto where it means off
 }
 
+constexpr LayoutDomain kAscend{.internal_dispatch = false, .vllm_findings = false,
+                               .vllm_dispatch = false, .ascend_comm = true};
+
+TEST(LayoutDomainTest, CommTypesAreVllmAscendsAndOnlyItsLayouts) {
+  Case c = Eager("naive", "auto");
+  FieldError e = OutsideDomain(kAscend, c, "vllm-ascend");
+  EXPECT_EQ(e.field, "moe_comm");
+  EXPECT_EQ(e.message, "none (vLLM's dispatch): vllm-ascend lays rows out by its comm type; give allgather, alltoall or mc2");
+  c.config.moe_comm = MoeComm::kAllToAll;
+  EXPECT_EQ(OutsideDomain(kAscend, c, "vllm-ascend").field, "");  // sp auto: vLLM's SP is not used
+  e = OutsideDomain(LayoutDomain{}, c, "vllm-post-50874");
+  EXPECT_EQ(e.field, "moe_comm");
+  EXPECT_EQ(e.message, "alltoall is vllm-ascend's layout; vllm-post-50874 runs vLLM's dispatch (moe_comm none)");
+  EXPECT_EQ(OutsideDomain(kSglang, c, "sglang").field, "moe_comm");
+}
+
+TEST(LayoutDomainTest, FittingGivesTheCommTypeItsDomainNeeds) {
+  Case c = Eager("internal", "on");
+  FitToDomain(kAscend, c);
+  EXPECT_EQ(c.config.moe_comm, MoeComm::kAllGather);
+  EXPECT_EQ(c.config.dispatch, Dispatch::kNaive);
+  EXPECT_EQ(c.config.sp, SpMode::kAuto);
+  EXPECT_EQ(ValidateCase(c).field, "");
+  EXPECT_EQ(OutsideDomain(kAscend, c, "x").field, "");
+  c.config.moe_comm = MoeComm::kMc2;
+  FitToDomain(kAscend, c);
+  EXPECT_EQ(c.config.moe_comm, MoeComm::kMc2);  // a comm type the domain has stays
+  FitToDomain(LayoutDomain{}, c);
+  EXPECT_EQ(c.config.moe_comm, MoeComm::kNone);
+}
+
 }  // namespace
 }  // namespace r3

@@ -15,6 +15,8 @@
 
 #include "r3/case/case_format.h"
 #include "r3/check/run_case.h"
+#include "r3/sut/dispatch_plan.h"
+#include "r3/sut/sut.h"
 #include "r3check_config.h"
 
 namespace r3::minimize {
@@ -90,6 +92,53 @@ TEST(MinimizeTest, NeverLeavesTheProducersLayouts) {
   EXPECT_EQ(r.minimal.config.chunked_prefill_size, 0);  // nothing here needs the chunk: dropped
   const std::string text = MinimizedText(r, *options.producer);
   EXPECT_EQ(text.find("internal ->"), std::string::npos) << text;
+}
+
+// A producer of vllm-ascend's layouts (comm types only) that fails on MC2
+// at tp >= 2: the comm ladder's "none" leaves the layouts and is skipped,
+// never tried (the engine would refuse it), so nothing is unrunnable.
+class AscendFailsOnMc2 : public sut::Producer {
+ public:
+  AscendFailsOnMc2() : Producer({}) {}
+  std::vector<sut::Observation> Observe(std::span<const Case> cases) override {
+    std::vector<sut::Observation> out;
+    for (const Case& c : cases) {
+      const FieldError e = OutsideDomain(Domain(), c, "ascend");
+      if (!e.field.empty()) throw sut::ExternalSutError("outside: " + e.field);
+      sut::Observation obs = sut::ObserveDispatch(c, options(), sut::PlanDispatch(c, {}),
+                                                  sut::Capturer::kEngine);
+      for (sut::RankObservation& r : obs.ranks) {
+        r.captured.clear();
+        AppendRun(r.captured, {r.dp, 0, c.step.padded[static_cast<size_t>(r.dp)]});
+      }
+      if (c.config.moe_comm == MoeComm::kMc2 && c.config.tp >= 2) obs.ranks[0].error = "synthetic";
+      out.push_back(std::move(obs));
+    }
+    return out;
+  }
+  std::string Label() const override { return "ascend"; }
+  std::string Id() const override { return "ascend"; }
+  LayoutDomain Domain() const override {
+    return {.internal_dispatch = false, .vllm_findings = false, .vllm_dispatch = false,
+            .ascend_comm = true};
+  }
+};
+
+TEST(MinimizeTest, TheCommTypeShrinksWithinVllmAscendsLayouts) {
+  MinimizeOptions options;
+  options.producer = std::make_shared<AscendFailsOnMc2>();
+  const Case input = ParseCase(
+      "r3case 1\ndp 3\ntp 4\nep on\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
+      "top_k 4\nnum_experts 64\nnum_layers 2\ntokens 9 4 7\nmoe_comm mc2\n",
+      "t");
+  const MinimizeResult r = Minimize(input, options);
+  EXPECT_EQ(r.unrunnable, 0) << r.first_unrunnable;
+  EXPECT_EQ(r.minimal.config.moe_comm, MoeComm::kMc2);
+  EXPECT_EQ(r.minimal.config.tp, 2);
+  EXPECT_EQ(r.minimal.config.dp, 1);
+  Case gathered = r.minimal;
+  gathered.config.moe_comm = MoeComm::kAllGather;  // the ladder's next value passes
+  EXPECT_TRUE(UnexplainedInvariants(gathered, *options.producer).empty());
 }
 
 // The host SUT with one synthetic failure: rank 0 raises where `fails`

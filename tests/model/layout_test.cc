@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "r3/case/case_format.h"
 #include "r3/model/sequence_parallel.h"
 #include "tests/testing/test_case.h"
 
@@ -128,6 +129,30 @@ TEST(SequenceParallelTest, SpNeedsEpAndTpAboveOneAndDpAboveOne) {
 TEST(SequenceParallelTest, LocalSizesWithoutSpAreThePaddedSizes) {
   const Case c = MakeCase({.tp = 1, .tokens = {5, 3}});
   EXPECT_EQ(*LocalSizes(c), (std::vector<int64_t>{5, 3}));
+}
+
+// A vllm-ascend comm type lays the kernel's rows out by ascend_layout.h,
+// gathers nothing with all_gatherv (no local_sizes), and still wants each
+// DP rank's own N[d] rows.
+TEST(LayoutTest, AscendCommTypesTakeTheirKernelRowsFromTheAscendLayout) {
+  Case c = ParseCase(
+      "r3case 1\ndp 2\ntp 2\nep on\ndispatch naive\nsp auto\nmax_num_batched_tokens 8\n"
+      "top_k 2\nnum_experts 8\nnum_layers 1\ntokens 5 3\nmoe_comm mc2\n",
+      "t");
+  const Layout mc2 = BuildLayout(c);
+  EXPECT_FALSE(mc2.local_sizes.has_value());
+  EXPECT_EQ(mc2.group, GatherGroup::kNone);
+  ASSERT_EQ(mc2.ranks.size(), 4u);
+  EXPECT_EQ(mc2.seen_by(mc2.rank(1, 1, 2)).runs(), (RowRuns{{RowRun::kPad, 0, 3}}));
+  EXPECT_EQ(mc2.rank(1, 1, 2).n, 3);
+  EXPECT_EQ(mc2.rank(1, 1, 2).expected, (RowRuns{{1, 0, 3}}));
+  EXPECT_EQ(mc2.kernel_rows, 3);
+  c.config.moe_comm = MoeComm::kAllGather;
+  const Layout gathered = BuildLayout(c);
+  EXPECT_EQ(gathered.group, GatherGroup::kDp);
+  EXPECT_EQ(gathered.tensors.size(), 1u);  // every rank sees the one padded gather
+  EXPECT_EQ(gathered.rank(0, 0, 2).n, 10);
+  EXPECT_EQ(gathered.kernel_rows, 10);
 }
 
 }  // namespace

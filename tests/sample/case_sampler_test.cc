@@ -86,9 +86,31 @@ TEST(CaseSamplerTest, TheFullDomainKeepsEveryLayoutAndNoChunk) {
   for (int i = 0; i < 2000; ++i) {
     const Case c = sampler.Next();
     ASSERT_EQ(c.config.chunked_prefill_size, 0);
+    ASSERT_EQ(c.config.moe_comm, MoeComm::kNone);
     ++paths[DispatchPath(c.config)];
   }
   EXPECT_EQ(paths.size(), 4u);
+}
+
+// vllm-ascend's domain: every case has a comm type, each about a third of
+// the time, under naive dispatch; the same seed, the same cases.
+TEST(CaseSamplerTest, TheAscendDomainDrawsEachCommType) {
+  const LayoutDomain ascend{.internal_dispatch = false, .vllm_findings = false,
+                            .vllm_dispatch = false, .ascend_comm = true};
+  CaseSampler sampler(/*seed=*/3, ascend);
+  CaseSampler again(/*seed=*/3, ascend);
+  std::map<MoeComm, int> comms;
+  for (int i = 0; i < kCases; ++i) {
+    const Case c = sampler.Next();
+    ASSERT_EQ(ValidateCase(c).field, "") << PrintCase(c);
+    ASSERT_EQ(OutsideDomain(ascend, c, "vllm-ascend").field, "") << PrintCase(c);
+    ASSERT_EQ(c, again.Next());
+    ++comms[c.config.moe_comm];
+  }
+  EXPECT_EQ(comms.count(MoeComm::kNone), 0u);
+  for (MoeComm comm : {MoeComm::kAllGather, MoeComm::kAllToAll, MoeComm::kMc2}) {
+    EXPECT_GE(comms[comm], kCases / 4) << MoeCommName(comm);
+  }
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "r3/case/case_format.h"
+#include "r3/model/ascend_layout.h"
 #include "r3/model/layout.h"
 #include "r3/sample/case_sampler.h"
 #include "r3/sut/sut.h"
@@ -220,6 +223,68 @@ TEST(DispatchPlanTest, RoutedRowsMatchTheModelOnSampledCases) {
           << "case " << i << " rank " << r;
     }
   }
+}
+
+// vllm-ascend's comm types (docs/layouts.md's N = [5, 3], tp 2): the plan's
+// own transcription of its prepare step, rank by rank.
+TEST(DispatchPlanTest, AscendCommTypesLayTheKernelRowsOutTheirOwnWay) {
+  Case c = ParseCase(
+      "r3case 1\ndp 2\ntp 2\nep on\ndispatch naive\nsp auto\nmax_num_batched_tokens 8\n"
+      "top_k 2\nnum_experts 8\nnum_layers 1\ntokens 5 3\nmoe_comm allgather\n",
+      "t");
+  DispatchPlan plan = PlanDispatch(c, {});
+  EXPECT_FALSE(plan.local_sizes.has_value());
+  EXPECT_TRUE(plan.groups.empty());
+  const RowRuns gathered = {{0, 0, 5}, {1, 0, 3}, {RowRun::kPad, 0, 2}};
+  for (size_t r = 0; r < 4; ++r) EXPECT_EQ(plan.Routed(r), gathered) << r;
+  c.config.moe_comm = MoeComm::kAllToAll;  // tensor_split: 5 -> [3, 2], 3 -> [2, 1]
+  plan = PlanDispatch(c, {});
+  EXPECT_EQ(plan.Routed(0), (RowRuns{{0, 0, 3}}));
+  EXPECT_EQ(plan.Routed(1), (RowRuns{{0, 3, 2}}));
+  EXPECT_EQ(plan.Routed(2), (RowRuns{{1, 0, 2}}));
+  EXPECT_EQ(plan.Routed(3), (RowRuns{{1, 2, 1}}));
+  c.config.moe_comm = MoeComm::kMc2;  // chunks of cdiv(5, 2) = 3
+  plan = PlanDispatch(c, {});
+  EXPECT_EQ(plan.Routed(1), (RowRuns{{0, 3, 2}, {RowRun::kPad, 0, 1}}));
+  EXPECT_EQ(plan.Routed(2), (RowRuns{{1, 0, 3}}));
+  EXPECT_EQ(plan.Routed(3), (RowRuns{{RowRun::kPad, 0, 3}}));
+  c.step.tokens = c.step.padded = {1, 0};
+  c.config.moe_comm = MoeComm::kAllToAll;  // fewer rows than tp: padded to tp first
+  plan = PlanDispatch(c, {});
+  EXPECT_EQ(plan.Routed(1), (RowRuns{{RowRun::kPad, 0, 1}}));
+  EXPECT_EQ(plan.Routed(2), (RowRuns{{RowRun::kPad, 0, 1}}));
+}
+
+// The plan transcribes vllm-ascend's prepare apart from the model: on every
+// rank of sampled vllm-ascend cases the two agree, and no dispatch mutant
+// (vLLM's all_gatherv) touches them.
+TEST(DispatchPlanTest, AscendPlansAgreeWithTheModelAndIgnoreDispatchMutants) {
+  const LayoutDomain ascend{.internal_dispatch = false, .vllm_findings = false,
+                            .vllm_dispatch = false, .ascend_comm = true};
+  sample::CaseSampler sampler(/*seed=*/21, ascend);
+  std::map<MoeComm, int> comms;
+  for (int n = 0; n < 3000; ++n) {
+    const Case c = sampler.Next();
+    ++comms[c.config.moe_comm];
+    const DispatchPlan plan = PlanDispatch(c, {});
+    const model::AscendComm comm = c.config.moe_comm == MoeComm::kAllToAll ? model::AscendComm::kAllToAll
+                                   : c.config.moe_comm == MoeComm::kMc2    ? model::AscendComm::kMc2
+                                                                           : model::AscendComm::kAllGather;
+    const model::AscendStep step{c.step.padded, c.config.tp, comm};
+    for (int64_t d = 0; d < c.config.dp; ++d) {
+      for (int64_t t = 0; t < c.config.tp; ++t) {
+        const size_t r = static_cast<size_t>(d * c.config.tp + t);
+        ASSERT_EQ(plan.Routed(r), model::AscendKernelRows(step, d, t)) << PrintCase(c) << "rank " << r;
+      }
+    }
+    for (const MutantInfo& m : MutantCatalogue()) {
+      if (m.plan_edit == nullptr) continue;
+      const DispatchPlan mutated = PlanDispatch(c, MutantSet(m.id));
+      for (size_t r = 0; r < plan.ranks.size(); ++r) ASSERT_EQ(mutated.Routed(r), plan.Routed(r)) << m.name;
+    }
+  }
+  EXPECT_EQ(comms.size(), 3u);
+  EXPECT_EQ(comms.count(MoeComm::kNone), 0u);
 }
 
 }  // namespace

@@ -23,6 +23,10 @@ std::string_view SpModeName(SpMode mode) {
   return Field(FieldId::kSp).choices[static_cast<size_t>(mode)];
 }
 
+std::string_view MoeCommName(MoeComm comm) {
+  return Field(FieldId::kMoeComm).choices[static_cast<size_t>(comm)];
+}
+
 bool SpPossible(const Config& config) { return config.ep && config.tp > 1 && config.dp > 1; }
 
 bool SpEnabled(const Config& config) { return config.sp != SpMode::kOff && SpPossible(config); }
@@ -39,6 +43,17 @@ FieldError ValidateCase(const Case& c) {
   if (cfg.chunked_prefill_size > cfg.max_num_batched_tokens) {
     return {"chunked_prefill_size", "must not exceed max_num_batched_tokens (" +
                                         std::to_string(cfg.max_num_batched_tokens) + ")"};
+  }
+  // vllm-ascend's comm types replace vLLM's naive dispatch and its SP.
+  if (cfg.moe_comm != MoeComm::kNone) {
+    if (cfg.dispatch != Dispatch::kNaive) {
+      return {"moe_comm", std::string(MoeCommName(cfg.moe_comm)) +
+                              " replaces vLLM's dispatch: it needs dispatch naive"};
+    }
+    if (cfg.sp == SpMode::kOn) {
+      return {"moe_comm", std::string(MoeCommName(cfg.moe_comm)) +
+                              " shards by its own rule, not vLLM's SP: it cannot take sp on"};
+    }
   }
   // Forcing SP on where vLLM cannot run it describes no real deployment.
   if (cfg.sp == SpMode::kOn && !SpPossible(cfg)) {

@@ -17,6 +17,11 @@ enum class Dispatch {
 
 enum class SpMode { kAuto, kOn, kOff };
 
+// vllm-ascend's MoE communication type (its MoECommType), which replaces
+// vLLM's dispatch and lays the kernel's rows out its own way
+// (model/ascend_layout.h). kNone: vLLM's own dispatch.
+enum class MoeComm { kNone, kAllGather, kAllToAll, kMc2 };
+
 struct Config {
   int64_t dp = 1;
   int64_t tp = 1;
@@ -32,6 +37,8 @@ struct Config {
   // budget; 0: unset, the same as max_num_batched_tokens. vLLM has no such
   // limit (its chunk is max_num_batched_tokens) and ignores it.
   int64_t chunked_prefill_size = 0;
+  // vllm-ascend's communication type; kNone for every other engine.
+  MoeComm moe_comm = MoeComm::kNone;
 
   friend bool operator==(const Config&, const Config&) = default;
 };
@@ -52,6 +59,7 @@ struct Case {
 
 std::string_view DispatchName(Dispatch dispatch);
 std::string_view SpModeName(SpMode mode);
+std::string_view MoeCommName(MoeComm comm);
 
 // The SP rule, the one copy r3check's own code uses (the SUTs transcribe
 // vLLM's on their own, so that the model is checked against them): vLLM can

@@ -11,6 +11,7 @@ namespace {
 constexpr std::array<std::string_view, 2> kOnOff = {"off", "on"};
 constexpr std::array<std::string_view, 2> kDispatchNames = {"naive", "internal"};
 constexpr std::array<std::string_view, 3> kSpNames = {"auto", "on", "off"};
+constexpr std::array<std::string_view, 4> kMoeCommNames = {"none", "allgather", "alltoall", "mc2"};
 
 size_t One(const Case&) { return 1; }
 
@@ -89,6 +90,11 @@ constexpr std::array<CaseField, kFieldCount> kFields = {{
      [](const Case& c, size_t) { return c.config.chunked_prefill_size; },
      [](Case& c, size_t, int64_t v) { c.config.chunked_prefill_size = v; }, {},
      FieldId::kMaxNumBatchedTokens, /*optional=*/true},
+    {FieldId::kMoeComm, "moe_comm", FieldKind::kChoice, 0, LastChoice(kMoeCommNames),
+     kMoeCommNames, {}, false, One,
+     [](const Case& c, size_t) { return static_cast<int64_t>(c.config.moe_comm); },
+     [](Case& c, size_t, int64_t v) { c.config.moe_comm = static_cast<MoeComm>(v); }, {}, {},
+     /*optional=*/true},
 }};
 
 // Every `below`/`above` before the field naming it; SP after ep, tp and dp,
@@ -97,7 +103,7 @@ constexpr std::array<FieldId, kFieldCount> kDependencyOrder = {
     FieldId::kDp,         FieldId::kTp,   FieldId::kEp,        FieldId::kDispatch,
     FieldId::kSp,         FieldId::kNumExperts, FieldId::kTopK, FieldId::kNumLayers,
     FieldId::kMaxNumBatchedTokens, FieldId::kTokens, FieldId::kPadded,
-    FieldId::kChunkedPrefillSize};
+    FieldId::kChunkedPrefillSize, FieldId::kMoeComm};
 
 }  // namespace
 

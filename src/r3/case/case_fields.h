@@ -37,8 +37,9 @@ enum class FieldId {
   kTokens,
   kPadded,
   kChunkedPrefillSize,
+  kMoeComm,
 };
-inline constexpr size_t kFieldCount = 12;
+inline constexpr size_t kFieldCount = 13;
 
 enum class FieldKind {
   kInt,      // one integer
@@ -73,7 +74,8 @@ struct CaseField {
   std::optional<FieldId> above;
   // An optional scalar: an absent key reads as `lo`, and a value of `lo` is
   // left out when printed (in the case format and in JSON), so cases that
-  // do not use it read and print as before it existed.
+  // do not use it read and print as before it existed. An optional choice
+  // selects another engine's layouts: CaseShape() leaves it at `lo`.
   bool optional = false;
 };
 

@@ -66,7 +66,9 @@ class Parser {
                               : Int(field.name, field.lo, field.hi));
           break;
         case FieldKind::kChoice:
-          field.set(c, 0, Choice(field.name, field.choices));
+          field.set(c, 0, field.optional && Find(field.name) == nullptr
+                              ? field.lo
+                              : Choice(field.name, field.choices));
           break;
         case FieldKind::kPerRank: {
           const bool absent = !field.defaults_to.empty() && Find(field.name) == nullptr;

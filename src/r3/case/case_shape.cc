@@ -8,7 +8,9 @@ namespace r3 {
 
 CaseShape::CaseShape() {
   for (const CaseField& field : CaseFields()) {
-    ranges_[static_cast<size_t>(field.id)] = {field.lo, field.hi};
+    // An optional choice is another engine's layout (case_fields.h).
+    const bool other_engine = field.optional && field.kind == FieldKind::kChoice;
+    ranges_[static_cast<size_t>(field.id)] = {field.lo, other_engine ? field.lo : field.hi};
   }
 }
 

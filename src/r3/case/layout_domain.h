@@ -23,6 +23,10 @@ struct LayoutDomain {
   // corpus/findings/ pins findings in vLLM's code: another engine's code
   // need not have them, so its verify does not run them.
   bool vllm_findings = true;
+  // vLLM's own dispatch (moe_comm none), and vllm-ascend's comm types
+  // (moe_comm set: allgather, alltoall, mc2), which only vllm-ascend runs.
+  bool vllm_dispatch = true;
+  bool ascend_comm = false;
 
   friend bool operator==(const LayoutDomain&, const LayoutDomain&) = default;
 };
@@ -33,7 +37,9 @@ struct LayoutDomain {
 FieldError OutsideDomain(const LayoutDomain& domain, const Case& c, const std::string& who);
 
 // Brings a generated case into `domain` with the least change: naive
-// dispatch where internal is not modelled, SP off where SP is not.
+// dispatch where internal is not modelled, SP off where SP is not, the
+// all-gather comm where vLLM's dispatch is not (and none where vllm-ascend's
+// is not).
 void FitToDomain(const LayoutDomain& domain, Case& c);
 
 }  // namespace r3

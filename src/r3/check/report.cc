@@ -169,7 +169,15 @@ std::string ExplainText(const Case& c, const CaseResult& result, const sut::Prod
   out << "local_sizes: "
       << (layout.local_sizes ? ListText(*layout.local_sizes) : std::string("unset (no DP metadata)"))
       << "\n";
-  switch (layout.group) {
+  if (cfg.moe_comm != MoeComm::kNone) {
+    out << "dispatch: vllm-ascend " << MoeCommName(cfg.moe_comm) << ": "
+        << (cfg.moe_comm == MoeComm::kAllGather
+                ? "every DP rank padded to max(N) rows, then all-gathered (pad rows between ranks)"
+            : cfg.moe_comm == MoeComm::kAllToAll
+                ? "each DP rank's rows (at least tp) tensor_split over TP"
+                : "each DP rank's rows padded to tp chunks of cdiv(max(N), tp), one per TP rank")
+        << "\n";
+  } else switch (layout.group) {
     case model::GatherGroup::kNone:
       out << "dispatch: no gather before the kernel; each router sees its "
           << (layout.sp ? "own SP shard" : "own DP rank's rows") << "\n";
@@ -182,10 +190,15 @@ std::string ExplainText(const Case& c, const CaseResult& result, const sut::Prod
       break;
   }
   const sut::Observation& obs = result.observation;
-  out << "replay buffer: " << obs.replay_rows << " rows (policy " << obs.policy
-      << "), kernel input " << layout.kernel_rows << " rows, exact bound "
-      << model::RequiredReplayRows(cfg) << ": "
-      << (layout.kernel_rows <= obs.replay_rows ? "fits" : "DOES NOT FIT") << "\n\n";
+  if (cfg.moe_comm != MoeComm::kNone) {
+    out << "replay buffer: " << obs.policy << "; kernel input " << layout.kernel_rows
+        << " rows\n\n";
+  } else {
+    out << "replay buffer: " << obs.replay_rows << " rows (policy " << obs.policy
+        << "), kernel input " << layout.kernel_rows << " rows, exact bound "
+        << model::RequiredReplayRows(cfg) << ": "
+        << (layout.kernel_rows <= obs.replay_rows ? "fits" : "DOES NOT FIT") << "\n\n";
+  }
 
   for (size_t i = 0; i < layout.tensors.size() && i < 8; ++i) {
     const RowRuns& runs = layout.tensors[i].runs();

@@ -4,6 +4,7 @@
 #include <string>
 #include <thread>
 
+#include "r3/case/layout_domain.h"
 #include "r3/case/parallel_for.h"
 #include "r3/case/usable_cores.h"
 #include "r3/check/invariants.h"
@@ -56,6 +57,14 @@ CaseResult RunCase(const Case& c, const sut::SutOptions& options) {
 }
 
 std::vector<CaseResult> RunCases(std::span<const Case> cases, sut::Producer& producer) {
+  // A layout the producer does not model describes none of its deployments.
+  const LayoutDomain domain = producer.Domain();
+  for (const Case& c : cases) {
+    if (const FieldError e = OutsideDomain(domain, c, producer.Id()); !e.field.empty()) {
+      throw sut::ExternalSutError("case outside the layouts of " + producer.Label() + ": " +
+                                  e.field + ": " + e.message);
+    }
+  }
   std::vector<sut::Observation> observations = producer.Observe(cases);
   if (observations.size() != cases.size()) {
     throw sut::ExternalSutError(producer.Label() + ": " + std::to_string(observations.size()) +

@@ -57,7 +57,10 @@ std::vector<Case> Candidates(const Case& c) {
   if (dp > 1) {
     for (size_t d = 0; d < dp; ++d) out.push_back(DropRank(c, d));
   }
-  for (FieldId id : {FieldId::kTp, FieldId::kEp, FieldId::kDispatch}) AddLadder(out, c, id);
+  // vllm-ascend's comm types toward the all-gather (none leaves its layouts).
+  for (FieldId id : {FieldId::kTp, FieldId::kEp, FieldId::kDispatch, FieldId::kMoeComm}) {
+    AddLadder(out, c, id);
+  }
   // SP: "off" where auto would turn it on; "auto" (the canonical spelling)
   // where it makes no difference.
   const bool auto_on = SpPossible(cfg);
@@ -139,6 +142,8 @@ class Minimizer {
   // True when `c` is valid and fails exactly like the input.
   bool KeepsFailure(const Case& c) {
     if (!ValidateCase(c).field.empty()) return false;
+    // A layout the producer does not model is no deployment of it.
+    if (!OutsideDomain(options_.producer->Domain(), c, "").field.empty()) return false;
     ++tried_;
     try {
       return Matches(UnexplainedInvariants(c, *options_.producer));

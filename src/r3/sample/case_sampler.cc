@@ -23,6 +23,12 @@ Case CaseSampler::Next() {
   if (domain_.chunked_prefill && Chance(60)) {
     c.config.chunked_prefill_size = Uniform(1, c.config.max_num_batched_tokens);
   }
+  if (domain_.ascend_comm) {
+    // Each comm type alike; none (vLLM's dispatch) too where the domain has it.
+    const int64_t lo = domain_.vllm_dispatch ? 0 : 1;
+    c.config.moe_comm = static_cast<MoeComm>(Uniform(lo, 3));
+    FitToDomain(domain_, c);
+  }
   return c;
 }
 

@@ -94,7 +94,65 @@ const RowRuns& DispatchPlan::Routed(size_t index) const {
   return r.group < 0 ? r.local : groups[static_cast<size_t>(r.group)].rows;
 }
 
+namespace {
+
+// Rows [first, first + count) of DP rank d's `real` rows; past them, pad.
+RowRuns RowsOf(int64_t d, int64_t real, int64_t first, int64_t count) {
+  RowRuns out;
+  const int64_t own = std::clamp<int64_t>(real - first, 0, count);
+  AppendRun(out, {d, first, own});
+  AppendRun(out, {RowRun::kPad, 0, count - own});
+  return out;
+}
+
+// vllm-ascend's comm types (its prepare_finalize.py, as docs/layouts.md
+// reads it), transcribed apart from the model so that the judge checks one
+// against the other: the all-gather pads every DP rank to max(N) before it
+// gathers; AllToAll tensor_splits the rank's rows (at least tp of them)
+// over TP; MC2 cuts them, padded to tp * cdiv(max(N), tp), into equal
+// chunks. No all_gatherv runs, so no dispatch mutant applies.
+DispatchPlan PlanAscend(const Case& c) {
+  const Config& cfg = c.config;
+  const std::vector<int64_t>& n = c.step.padded;
+  const int64_t most = *std::max_element(n.begin(), n.end());
+  RowRuns gathered;
+  for (int64_t d = 0; d < cfg.dp; ++d) AppendRuns(gathered, RowsOf(d, n[static_cast<size_t>(d)], 0, most));
+  DispatchPlan plan;
+  plan.ranks.resize(static_cast<size_t>(CheckedMul(cfg.dp, cfg.tp)));
+  for (int64_t d = 0; d < cfg.dp; ++d) {
+    const int64_t real = n[static_cast<size_t>(d)];
+    for (int64_t t = 0; t < cfg.tp; ++t) {
+      RankDispatch& r = plan.ranks[static_cast<size_t>(d * cfg.tp + t)];
+      r.dp = d;
+      r.tp = t;
+      switch (cfg.moe_comm) {
+        case MoeComm::kAllToAll: {
+          const int64_t rows = std::max(real, cfg.tp);
+          const int64_t small = rows / cfg.tp;
+          const int64_t big_parts = rows % cfg.tp;  // the first ones hold one row more
+          const int64_t first = t * small + std::min(t, big_parts);
+          r.local = RowsOf(d, real, first, small + (t < big_parts ? 1 : 0));
+          break;
+        }
+        case MoeComm::kMc2: {
+          const int64_t chunk = CeilDiv(most, cfg.tp);
+          r.local = RowsOf(d, real, CheckedMul(t, chunk), chunk);
+          break;
+        }
+        default:
+          r.local = gathered;
+          break;
+      }
+      r.shard_rows = r.held_rows = TotalRows(r.local);
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
 DispatchPlan PlanDispatch(const Case& c, const MutantSet& mutants) {
+  if (c.config.moe_comm != MoeComm::kNone) return PlanAscend(c);
   DispatchPlan plan;
   plan.sp = internal::UseSequenceParallelMoe(c.config);
   plan.naive = internal::UsesNaiveDispatch(c.config);

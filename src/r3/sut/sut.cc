@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -275,6 +276,11 @@ Observation ObserveDispatch(const Case& c, const SutOptions& options, const Disp
   obs.local_sizes = plan.local_sizes;
   obs.policy = std::string(PolicyName(options.policy));
   obs.replay_rows = ReplayBufferRows(cfg, options.policy, options.mutants);
+  if (cfg.moe_comm != MoeComm::kNone) {
+    // vllm-ascend's own MoE kernels take no vLLM routing-replay buffer.
+    obs.policy = "none: vllm-ascend's kernels have no replay buffer";
+    obs.replay_rows = std::numeric_limits<int64_t>::max();
+  }
   // The capturer's device buffer: (M, num_layers, top_k). An engine SUT's
   // capturer allocates its own, so the mutant applies to the built-in SUT only.
   obs.capturer_rows = options.mutants.has(Mutant::kCapturerRowsPerShard) &&
@@ -283,6 +289,10 @@ Observation ObserveDispatch(const Case& c, const SutOptions& options, const Disp
                           : cfg.max_num_batched_tokens;
   obs.replay_dtype = "int16";
   obs.replay_max_id = 32767;
+  if (cfg.moe_comm != MoeComm::kNone) {
+    obs.replay_dtype = "none";
+    obs.replay_max_id = std::numeric_limits<int64_t>::max();
+  }
   SetSnapshotDtype(cfg, options.mutants, obs);
   obs.ranks.resize(plan.ranks.size());
   for (size_t i = 0; i < plan.ranks.size(); ++i) {
