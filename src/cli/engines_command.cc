@@ -12,7 +12,7 @@ namespace r3::cli {
 
 void AddEnginesCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
-      "engines", "list the engine adapters (--sut vllm:PATH | sglang:PATH | exec:CMD) and what each needs");
+      "engines", "list the engine adapters (--sut vllm:PATH | sglang:PATH | vllm-ascend:PATH | exec:CMD) and what each needs");
   cmd->callback([exit_code] {
     // A listing that points at a folder that is not there would mislead.
     const std::string dir = DefaultEnginesDir();

@@ -48,7 +48,7 @@ CLI::Validator FiniteSeconds() {
 
 void SutFlags::AddTo(CLI::App& app) {
   app.add_option("--sut", sut,
-                 "system under test: vllm-post-50874 (default) | vllm-pre-50874 | vllm:PATH | sglang:PATH "
+                 "system under test: vllm-post-50874 (default) | vllm-pre-50874 | vllm:PATH | sglang:PATH | vllm-ascend:PATH "
                  "(vLLM's own capture from a checkout, a routed_experts_capturer.py, or "
                  "'installed') | exec:CMD (an adapter speaking docs/engines.md)");
   // One value per flag: `--mutant A CASE` must not swallow CASE as a mutant.
@@ -78,6 +78,11 @@ void SutFlags::AddTo(CLI::App& app) {
                  "RoutedExpertsSink file) for a single-file vllm:PATH")
       ->type_name("FILE")
       ->check([](const std::string& v) { return v.empty() ? std::string("the path is empty") : ""; });
+  app.add_option("--engine-base", engine_base,
+                 "the vLLM capturer (a checkout, its routed_experts_capturer.py, or 'installed') "
+                 "that a vllm-ascend:PATH patch is applied over")
+      ->type_name("PATH")
+      ->check([](const std::string& v) { return v.empty() ? std::string("the path is empty") : ""; });
 }
 
 bool SutFlags::IsEngine() const { return engine::IsEngineSut(sut); }
@@ -92,6 +97,7 @@ engine::LaunchOptions SutFlags::Launch() const {
   launch.adapters_dir = DefaultEnginesDir();
   launch.timeout_ms = static_cast<int64_t>(engine_timeout_s * 1000);
   launch.sizing = engine_sizing;
+  launch.base = engine_base;
   launch.fork_server = fork_server;
   return launch;
 }
@@ -112,15 +118,16 @@ sut::SutOptions SutFlags::Options(engine::EngineSpec* engine) const {
   }
   const bool engine_flags = !engine_python.empty() || engine_launch != "none" || nproc != 1 ||
                             !engine_launch_args.empty() || engine_device != "cpu" ||
-                            engine_timeout_s != kDefaultEngineTimeoutS || !engine_sizing.empty();
+                            engine_timeout_s != kDefaultEngineTimeoutS || !engine_sizing.empty() ||
+                            !engine_base.empty();
   if (!IsEngine()) {
     const auto version = sut::FindSut(sut);
     if (!version) {
       throw UsageError("--sut: unknown system under test '" + sut +
-                       "' (vllm-post-50874 | vllm-pre-50874 | vllm:PATH | sglang:PATH | exec:CMD)");
+                       "' (vllm-post-50874 | vllm-pre-50874 | vllm:PATH | sglang:PATH | vllm-ascend:PATH | exec:CMD)");
     }
     if (engine_flags) {
-      throw UsageError("--engine-*/--nproc: apply to an engine SUT (--sut vllm:PATH | sglang:PATH | exec:CMD), "
+      throw UsageError("--engine-*/--nproc: apply to an engine SUT (--sut vllm:PATH | sglang:PATH | vllm-ascend:PATH | exec:CMD), "
                        "not to " + sut);
     }
     options.version = *version;

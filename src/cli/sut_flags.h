@@ -34,6 +34,7 @@ struct SutFlags {
   static constexpr double kDefaultEngineTimeoutS = 60;
   double engine_timeout_s = kDefaultEngineTimeoutS;
   std::string engine_sizing;  // --engine-sizing FILE: vLLM's sizing code (vllm:PATH)
+  std::string engine_base;  // --engine-base PATH: the vLLM capturer a vllm-ascend patch applies over
   // No flag: sweep sets it to its fork server's socket (LaunchOptions::fork_server).
   std::string fork_server;
 

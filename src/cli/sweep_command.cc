@@ -643,7 +643,7 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
                   "CHECKOUT@A..B (the commits in A..B that touched the capture or sizing code)")
       ->required();
   cmd->add_option("--engine", args->engine, "the engine the SOURCEs are versions of")
-      ->check(CLI::IsMember({"vllm", "sglang"}));
+      ->check(CLI::IsMember({"vllm", "sglang", "vllm-ascend"}));
   cmd->add_option("--cases", args->cases, "generated cases per version (after the corpus)")
       ->transform(Decimal())
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));

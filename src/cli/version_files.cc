@@ -60,7 +60,7 @@ VersionFiles MaterializeVersion(const Version& version) {
         throw SourceError(version.source + ": " + e.what());
       }
       if (std::none_of(files.begin(), files.end(), [](const auto& f) { return IsCapturePath(f.first); })) {
-        out.error = std::string("no ") + kCapturePath + " (or SGLang's capturer) at " +
+        out.error = std::string("no ") + kCapturePath + " (or SGLang's or vllm-ascend's capture file) at " +
                     version.commit->sha.substr(0, 10);
         out.sha256 = files.empty() ? Sha256Hex("") : HashFiles(files);
         return out;

@@ -8,10 +8,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A checkout of vLLM, or of SGLang (either place its capturer has lived).
+// A checkout of vLLM, of SGLang (either place its capturer has lived), or
+// of vllm-ascend (any of its capture files).
 bool IsCheckout(const fs::path& dir) {
   std::error_code ec;
-  for (const char* path : {kCapturePath, kSglangCapturePath, kSglangOldCapturePath}) {
+  for (const char* path : {kCapturePath, kSglangCapturePath, kSglangOldCapturePath,
+                           kAscendPatchPath, kAscendSubclassPath, kAscendInitPatchPath}) {
     if (fs::is_regular_file(dir / path, ec)) return true;
   }
   return false;
@@ -88,12 +90,14 @@ ExpandedSource ExpandRevisions(const std::string& source, size_t at) {
 const std::vector<std::string>& VersionPaths() {
   static const std::vector<std::string> paths = {
       kCapturePath, kSizingPath, kSglangCapturePath, "python/sglang/srt/state_capturer/base.py",
-      kSglangOldCapturePath, "python/sglang/srt/layers/topk_capturer_base.py"};
+      kSglangOldCapturePath, "python/sglang/srt/layers/topk_capturer_base.py",
+      kAscendPatchPath, kAscendSubclassPath, kAscendInitPatchPath};
   return paths;
 }
 
 bool IsCapturePath(const std::string& path) {
-  return path == kCapturePath || path == kSglangCapturePath || path == kSglangOldCapturePath;
+  return path == kCapturePath || path == kSglangCapturePath || path == kSglangOldCapturePath ||
+         path == kAscendPatchPath || path == kAscendSubclassPath || path == kAscendInitPatchPath;
 }
 
 std::string KindName(Version::Kind kind) {

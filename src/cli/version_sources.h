@@ -26,6 +26,12 @@ inline constexpr const char* kSizingPath = "vllm/model_executor/layers/fused_moe
 
 // SGLang's capturer, where it has lived, and the base class beside it.
 inline constexpr const char* kSglangCapturePath = "python/sglang/srt/state_capturer/routed_experts.py";
+// vllm-ascend's three generations of its capture file (docs/engines.md).
+inline constexpr const char* kAscendPatchPath =
+    "vllm_ascend/patch/worker/patch_routed_experts_capture.py";
+inline constexpr const char* kAscendSubclassPath = "vllm_ascend/ops/fused_moe/routed_experts_capture.py";
+inline constexpr const char* kAscendInitPatchPath =
+    "vllm_ascend/patch/worker/patch_routed_experts_capturer.py";
 inline constexpr const char* kSglangOldCapturePath =
     "python/sglang/srt/layers/moe/routed_experts_capturer.py";
 

@@ -162,11 +162,11 @@ TEST(CliFlagsE2eTest, EachEngineFlagAloneIsRefusedForTheBuiltInSut) {
   // Each one on its own: a flag that would silently do nothing is exit 2.
   for (const char* flag : {"--engine-python /usr/bin/python3", "--engine-launch torchrun",
                            "--nproc 2", "--engine-launch-arg x", "--engine-device cuda",
-                           "--engine-timeout 5"}) {
+                           "--engine-timeout 5", "--engine-base x"}) {
     const Result r = R3check(std::string("check ") + flag + " seeds/tp2-dp2-eager.r3case");
     EXPECT_EQ(r.status, 2) << flag;
     EXPECT_EQ(r.err, "r3check: --engine-*/--nproc: apply to an engine SUT (--sut vllm:PATH | "
-                     "sglang:PATH | exec:CMD), not to vllm-post-50874\n")
+                     "sglang:PATH | vllm-ascend:PATH | exec:CMD), not to vllm-post-50874\n")
         << flag;
     EXPECT_EQ(r.out, "") << flag;
   }

@@ -264,7 +264,7 @@ class CliTest(unittest.TestCase):
         verdicts = [re.search(r"  (PASS|FAIL|ERROR)  ", line).group(1) for line in out.splitlines()
                     if line.startswith(str(repo))]
         self.assertEqual(verdicts, ["ERROR", "FAIL", "PASS"], out)
-        self.assertIn("no vllm/model_executor/layers/fused_moe/routed_experts_capturer.py (or SGLang's capturer) at",
+        self.assertIn("no vllm/model_executor/layers/fused_moe/routed_experts_capturer.py (or SGLang's or vllm-ascend's capture file) at",
                       out)
 
     def test_a_case_too_large_for_an_engine_is_refused_naming_the_limit(self):
@@ -289,7 +289,8 @@ class CliTest(unittest.TestCase):
                          "top_k 8\nnum_experts 256\nnum_layers 1\ntokens 5 3\n")
             rc, out, err = r3check("check", "--sut", f"sglang:{FIXTURES / 'correct'}", str(f))
         self.assertEqual(rc, 2, out + err)
-        self.assertIn("case outside the engine's layouts: sp:", err)
+        self.assertIn("case outside the layouts of sglang:", err)
+        self.assertIn(": sp: auto turns MoE sequence parallelism on", err)
         self.assertEqual(len([l for l in err.splitlines() if l.startswith("r3check: error") or "outside" in l]), 1, err)
 
 

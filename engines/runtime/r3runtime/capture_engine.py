@@ -227,7 +227,7 @@ class CaptureEngine:
                 try:
                     self._capture(entry, case, d, t, x, res)
                 except GatherStop as s:
-                    stopped = s.tensor
+                    stopped = s
                 except RankAbort as a:
                     res["error"] = {"type": a.etype, "message": a.message}
                     res["captured"] = None  # a rank stuck in a collective reports no rows
@@ -254,7 +254,7 @@ class CaptureEngine:
             res["_dtype"] = dtype_name(entry.buf.dtype)
         if stopped is not None:
             entry.dirty = True
-            return "stop", stopped, res
+            return "stop", stopped, res  # stopped: the GatherStop (its tensor, uneven or not)
         if entry is None or entry.cap is None:
             return "done", None, res
         if res["captured"] is None:
@@ -340,8 +340,11 @@ class CaptureEngine:
                         res["captured"] = []
                     results.append(res)
                 return results
-            inputs = [o[1] for o in outs]
-            if any(x.shape != inputs[0].shape or x.dtype != inputs[0].dtype for x in inputs):
+            inputs = [o[1].tensor for o in outs]
+            # An all-gather into a list may take a different row count from
+            # each rank: its outputs are checked against each rank's tensor.
+            uneven = all(o[1].uneven for o in outs)
+            if not uneven and any(x.shape != inputs[0].shape or x.dtype != inputs[0].dtype for x in inputs):
                 msg = mismatch_message(d, [[x.dim()] + list(x.shape) for x in inputs])
                 results = []
                 for o in outs:

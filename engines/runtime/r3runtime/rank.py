@@ -23,9 +23,12 @@ CUR = Current()
 class GatherStop(BaseException):
     """Emulation pass k: this TP rank reached all-gather round k."""
 
-    def __init__(self, tensor):
+    def __init__(self, tensor, uneven=False):
         super().__init__("gather stop")
         self.tensor = tensor
+        # torch.distributed.all_gather into a list: each rank's tensor may
+        # have its own number of rows (NCCL's uneven all-gather).
+        self.uneven = uneven
 
 
 class RankAbort(BaseException):

@@ -141,6 +141,11 @@ class Case:
             if dispatch not in (None, "naive", "internal"):
                 raise ValueError(f"dispatch {dispatch!r} is not naive | internal")
             self.dispatch = dispatch
+            # vllm-ascend's MoECommType; None: vLLM's own dispatch.
+            comm = raw.get("moe_comm")
+            if comm not in (None, "allgather", "alltoall", "mc2"):
+                raise ValueError(f"moe_comm {comm!r} is not allgather | alltoall | mc2")
+            self.moe_comm = comm
             sp = raw.get("sp")  # informational in the protocol; None when absent
             self.sp = None if sp is None else bool(sp)
             ls = raw.get("local_sizes")

@@ -94,33 +94,55 @@ def install():
 
 _FACTORIES = ("zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor", "zeros_like", "ones_like",
               "empty_like", "full_like", "randint", "rand", "randn", "linspace", "eye", "empty_strided")
-_MAPPED = []  # where a CUDA device was asked for and mapped, for the hello
+_MAPPED = []  # where a mapped device was asked for, for the hello
+_KINDS = {}  # device type the engine names -> the device it gets (map_cuda_to, map_kind_to)
+
+
+def _kind_of(dev):
+    if isinstance(dev, torch.device):
+        return dev.type
+    if isinstance(dev, str):
+        return dev.split(":", 1)[0]
+    return None
 
 
 def _is_cuda(dev):
-    if isinstance(dev, torch.device):
-        return dev.type == "cuda"
-    if isinstance(dev, str):
-        return dev == "cuda" or dev.startswith("cuda:")
-    return False
+    return _kind_of(dev) == "cuda"
 
 
 def map_cuda_to(device):
     """Every CUDA device the engine's code names becomes `device` (a CPU device)."""
+    map_kind_to("cuda", device)
 
-    def remap(dev):
-        if _is_cuda(dev):
-            if not _MAPPED:
-                _MAPPED.append(str(dev))
-            return device
-        return dev
+
+def map_kind_to(kind, device):
+    """Every device of type `kind` the engine's code names ("cuda" on a
+    CPU-only torch, vllm-ascend's "npu" anywhere) becomes `device`."""
+    first = not _KINDS
+    _KINDS[kind] = device
+    if first:
+        _install_remap()
+
+
+def _remap(dev):
+    kind = _kind_of(dev)
+    if kind in _KINDS:
+        what = f"{kind} -> {_KINDS[kind].type}"
+        if what not in _MAPPED:
+            _MAPPED.append(what)
+        return _KINDS[kind]
+    return dev
+
+
+def _install_remap():
+    remap = _remap
 
     def wrap_factory(fn):
         @functools.wraps(fn)
         def f(*args, **kwargs):
             if "device" in kwargs:
                 kwargs["device"] = remap(kwargs["device"])
-            if kwargs.get("pin_memory"):
+            if kwargs.get("pin_memory") and _KINDS.get("cuda") is not None and _KINDS["cuda"].type == "cpu":
                 kwargs["pin_memory"] = False  # pinning needs CUDA; plain memory here
             return fn(*args, **kwargs)
 
@@ -133,15 +155,17 @@ def map_cuda_to(device):
     to = torch.Tensor.to
 
     def tensor_to(self, *args, **kwargs):
-        if args and _is_cuda(args[0]):
+        if args and _kind_of(args[0]) in _KINDS:
             args = (remap(args[0]),) + args[1:]
         if "device" in kwargs:
             kwargs["device"] = remap(kwargs["device"])
         return to(self, *args, **kwargs)
 
     torch.Tensor.to = tensor_to
-    torch.Tensor.cuda = lambda self, *a, **k: self.to(remap("cuda"))
-    torch.Tensor.pin_memory = lambda self, *a, **k: self
+    if "cuda" in _KINDS:
+        torch.Tensor.cuda = lambda self, *a, **k: self.to(remap("cuda"))
+        torch.Tensor.pin_memory = lambda self, *a, **k: self
+    torch.Tensor.npu = lambda self, *a, **k: self.to(remap("npu"))
 
 
 class _CpuEvent:
@@ -210,5 +234,6 @@ def dtype_map():
 
 
 def device_map():
-    """"cuda -> cpu" once the engine asked for CUDA and got the CPU, else None."""
-    return "cuda -> cpu" if _MAPPED else None
+    """"cuda -> cpu" (or "npu -> cuda", ...) once the engine asked for a
+    mapped device and got another, else None."""
+    return ", ".join(_MAPPED) or None

@@ -1,7 +1,8 @@
 """TP groups shaped like vLLM's GroupCoordinator (which SGLang shares).
 
 `all_gather` of the running rank's TP group is the one collective capture
-code makes. In one process the TP ranks of a DP rank are emulated in passes
+code makes, as the group's method or as torch.distributed.all_gather(list,
+tensor, group.device_group) (vllm-ascend's form: `install_list_gather`). In one process the TP ranks of a DP rank are emulated in passes
 (capture_engine.run_dp_emulated); under torchrun it is a real
 torch.distributed collective among the processes holding those ranks.
 """
@@ -23,6 +24,53 @@ MAX_GATHERS = 4  # TP all-gathers one capture() may make under emulation
 _NCCL_LACKS = {getattr(torch, n): c for n, c in (("int16", "Short"), ("uint16", "UInt16"), ("uint32", "UInt32"),
                                                  ("uint64", "UInt64")) if hasattr(torch, n)}
 _NCCL_LACKS = {d: c for d, c in _NCCL_LACKS.items() if d not in (torch.int32, torch.int64)}  # torch < 2.3 aliases
+
+
+class DeviceGroup:
+    """A TP group's `device_group`: torch.distributed.all_gather given it
+    gathers over that TP group (install_list_gather)."""
+
+    def __init__(self, group):
+        self.group = group
+
+    def size(self):
+        return self.group.world_size
+
+    def rank(self):
+        return self.group.rank_in_group
+
+    def __repr__(self):
+        return f"<r3check TP device group of dp_rank={getattr(self.group, 'd', '?')}>"
+
+
+def install_list_gather():
+    """torch.distributed.all_gather(tensor_list, tensor, group) over one of
+    our TP groups gathers over it; any other call goes to torch's own."""
+    if getattr(dist.all_gather, "_r3_list_gather", False):
+        return
+    real = dist.all_gather
+
+    def all_gather(tensor_list, tensor, group=None, async_op=False):
+        if isinstance(group, DeviceGroup):
+            group.group.gather_into(tensor_list, tensor)
+            return None
+        return real(tensor_list, tensor, group=group, async_op=async_op)
+
+    all_gather._r3_list_gather = True
+    dist.all_gather = all_gather
+
+
+def _check_outputs(tensor_list, inputs, world):
+    """What torch.distributed checks of an all_gather's outputs: one tensor
+    per rank, each of the shape and dtype that rank sends."""
+    if not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != world:
+        n = len(tensor_list) if isinstance(tensor_list, (list, tuple)) else type(tensor_list).__name__
+        raise RuntimeError(f"all_gather: the output list holds {n} tensors for a group of {world} ranks "
+                           "(torch.distributed needs one per rank)")
+    for i, (out, x) in enumerate(zip(tensor_list, inputs)):
+        if out.shape != x.shape or out.dtype != x.dtype:
+            raise RuntimeError(f"all_gather: output tensor {i} is {list(out.shape)} {out.dtype}, "
+                               f"but TP rank {i} sends {list(x.shape)} {x.dtype}")
 
 
 class Group:
@@ -77,6 +125,22 @@ class TPGroupBase(Group):
         super().__init__(T, t, d * T, "tp")
         self.d = d
         self.called = False
+        self.device_group = DeviceGroup(self)
+
+    def gather_into(self, tensor_list, x):
+        """torch.distributed.all_gather(tensor_list, x, this group)."""
+        self.called = True
+        if self.world_size == 1:
+            _check_outputs(tensor_list, [x], 1)
+            tensor_list[0].copy_(x)
+            return
+        lacks = _NCCL_LACKS.get(x.dtype)
+        if lacks is not None:
+            raise TypeError(f"Input tensor data type is not supported for NCCL process group: {lacks}")
+        inputs = self._gather_list(x)
+        _check_outputs(tensor_list, inputs, self.world_size)
+        for out, got in zip(tensor_list, inputs):
+            out.copy_(got)
 
     def all_gather(self, input_, dim=-1):
         self.called = True
@@ -114,6 +178,23 @@ class EmulatedTPGroup(TPGroupBase):
         if k >= MAX_GATHERS:
             raise RankAbort("AdapterError", f"capture made more than {MAX_GATHERS} TP all-gathers")
         raise GatherStop(x.detach().clone())
+
+
+    def _gather_list(self, x):
+        k = self.calls
+        self.calls += 1
+        if k < len(self.rounds):
+            mine = self.rounds[k][self.rank_in_group]
+            if mine.shape != x.shape or mine.dtype != x.dtype or not torch.equal(mine, x):
+                raise RankAbort(
+                    "AdapterError",
+                    f"TP rank {self.rank_in_group} of dp_rank={self.d} passed a different tensor to all-gather {k} "
+                    "when its capture was run again (emulation needs a deterministic capture)",
+                )
+            return self.rounds[k]
+        if k >= MAX_GATHERS:
+            raise RankAbort("AdapterError", f"capture made more than {MAX_GATHERS} TP all-gathers")
+        raise GatherStop(x.detach().clone(), uneven=True)
 
 
 class RealTPGroup(TPGroupBase):
@@ -157,6 +238,35 @@ class RealTPGroup(TPGroupBase):
         ordered = [chunks[self.g.index_of[(self.d * self.world_size + tt) % self.g.world]] for tt in range(self.world_size)]
         out = torch.cat(ordered, dim=dim)
         return out.to(x.device) if on_cpu_backend else out
+
+    def _gather_list(self, x):
+        """The uneven form: ranks may send different row counts (the vote
+        says each one's shape); sent padded to the most, then cut."""
+        votes = self._vote(1, x)
+        inside = sum(1 for v in votes if v[0] == 1)
+        if inside != self.world_size:
+            raise RankAbort("hang", hang_message(inside, self.world_size, self.d))
+        send = x.contiguous()
+        on_cpu_backend = self.g.data_is_gloo and send.device.type != "cpu"
+        if on_cpu_backend:
+            send = send.cpu()
+        rows = [v[2] if v[1] > 0 else 1 for v in votes]
+        most = max(rows + [1])
+        if send.dim() > 0 and send.shape[0] < most:
+            pad = send.new_zeros((most - send.shape[0],) + tuple(send.shape[1:]))
+            send = torch.cat([send, pad])
+        chunks = [torch.empty_like(send) for _ in range(self.world_size)]
+        dist.all_gather(chunks, send, group=self.g.data)
+        shapes, out = [], []
+        for tt in range(self.world_size):
+            member = self.g.index_of[(self.d * self.world_size + tt) % self.g.world]
+            v = votes[member]
+            shapes.append(v)
+            got = chunks[member][: v[2]] if chunks[member].dim() > 0 else chunks[member]
+            out.append(got.to(x.device) if on_cpu_backend else got)
+        if any(v[1] != shapes[0][1] or v[3:7] != shapes[0][3:7] for v in shapes):
+            raise RankAbort("CollectiveMismatch", mismatch_message(self.d, [v[1:6] for v in shapes]))
+        return out
 
     def finish(self):
         if self.world_size == 1:

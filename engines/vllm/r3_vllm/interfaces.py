@@ -54,8 +54,10 @@ class Interface:
     """How to build a capturer: `kind` is "init", "init_buffer" or
     "device_cache" (then `device_cache` builds and drives it)."""
 
-    def __init__(self, module):
-        cls = getattr(module, "RoutedExpertsCapturer", None)
+    def __init__(self, module, cls=None):
+        # cls: another engine's class in the module's place (vllm-ascend's
+        # subclass of it); the module's singletons are still the module's.
+        cls = cls if cls is not None else getattr(module, "RoutedExpertsCapturer", None)
         if cls is None:
             names = sorted(n for n, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__)
             raise Fatal(f"{module.__name__} has no RoutedExpertsCapturer (classes there: {', '.join(names) or 'none'})")

@@ -20,7 +20,7 @@
 namespace r3::engine {
 namespace {
 
-constexpr std::array<AdapterInfo, 3> kAdapters = {{
+constexpr std::array<AdapterInfo, 4> kAdapters = {{
     {"vllm", "--sut vllm:PATH   PATH: a vLLM checkout, its routed_experts_capturer.py, or 'installed'",
      "Python 3 with torch (Debian: python3-torch; --engine-python or R3_PYTHON picks the "
      "interpreter); --engine-launch torchrun for GPUs"},
@@ -28,6 +28,11 @@ constexpr std::array<AdapterInfo, 3> kAdapters = {{
      "--sut sglang:PATH PATH: an SGLang checkout, its routed-experts capturer file, or 'installed'",
      "Python 3 with torch, as for vllm; layouts without SP: naive dispatch (DP attention) and "
      "internal dispatch at tp 1 (DeepEP); chunked_prefill_size drawn per case"},
+    {"vllm-ascend",
+     "--sut vllm-ascend:PATH PATH: a vllm-ascend checkout or its routed-experts capture patch; "
+     "--engine-base PATH: the vLLM capturer it patches",
+     "Python 3 with torch, as for vllm; layouts by moe_comm (allgather, alltoall, mc2), drawn "
+     "per case"},
     {"exec", "--sut exec:CMD    CMD: any adapter command speaking protocol 1 (docs/engines.md)",
      "whatever CMD needs; run through /bin/sh -c"},
 }};
@@ -235,6 +240,11 @@ class Engine : public sut::Producer {
       return {.internal_dispatch = true, .internal_dispatch_tp1_only = true,
               .sequence_parallel = false, .chunked_prefill = true, .vllm_findings = false};
     }
+    if (hello_.engine == "vllm-ascend") {
+      // Its comm types replace vLLM's dispatch and SP (moe_comm).
+      return {.internal_dispatch = false, .vllm_findings = false, .vllm_dispatch = false,
+              .ascend_comm = true};
+    }
     return {};
   }
 
@@ -394,7 +404,8 @@ std::string AdapterPython(const LaunchOptions& launch) {
 std::span<const AdapterInfo> AdapterCatalogue() { return kAdapters; }
 
 bool IsEngineSut(std::string_view sut) {
-  return sut.starts_with("vllm:") || sut.starts_with("sglang:") || sut.starts_with("exec:");
+  return sut.starts_with("vllm:") || sut.starts_with("sglang:") ||
+         sut.starts_with("vllm-ascend:") || sut.starts_with("exec:");
 }
 
 EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
@@ -439,15 +450,17 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
   }
   const size_t colon = sut.find(':');
   const std::string kind = colon == std::string::npos ? "" : sut.substr(0, colon);
-  if (kind != "vllm" && kind != "sglang") {
+  if (kind != "vllm" && kind != "sglang" && kind != "vllm-ascend") {
     throw std::invalid_argument("--sut: '" + sut + "' is not an engine SUT");
   }
   spec.kind = kind;
-  const std::string engine = kind == "vllm" ? "vLLM" : "SGLang";
-  const std::string what = kind == "vllm"
-                               ? "a vLLM checkout, routed_experts_capturer.py, or 'installed'"
-                               : "an SGLang checkout, its routed_experts.py or "
-                                 "routed_experts_capturer.py, or 'installed'";
+  const std::string engine = kind == "vllm" ? "vLLM" : kind == "sglang" ? "SGLang" : "vllm-ascend";
+  const std::string what =
+      kind == "vllm"     ? "a vLLM checkout, routed_experts_capturer.py, or 'installed'"
+      : kind == "sglang" ? "an SGLang checkout, its routed_experts.py or "
+                           "routed_experts_capturer.py, or 'installed'"
+                         : "a vllm-ascend checkout or its patch_routed_experts_capture.py, or "
+                           "'installed'";
   std::string source = sut.substr(colon + 1);
   // ~/x as a shell would expand it (the shell leaves vllm:~/x alone).
   if (const char* home = std::getenv("HOME");
@@ -480,6 +493,25 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
     sizing = std::filesystem::absolute(launch.sizing, ec).lexically_normal().string();
     spec.replay_flags += " --engine-sizing " + ShellWord(sizing);
   }
+  std::string base;
+  if (kind == "vllm-ascend") {
+    if (launch.base.empty()) {
+      throw std::invalid_argument(
+          "--sut vllm-ascend:PATH needs --engine-base PATH: the vLLM capturer its patch is "
+          "applied over (a vLLM checkout, its routed_experts_capturer.py, or 'installed')");
+    }
+    base = launch.base;
+    if (base != "installed") {
+      if (!std::filesystem::exists(base, ec)) {
+        throw std::invalid_argument("--engine-base: no such file or directory: " + base);
+      }
+      base = std::filesystem::absolute(base, ec).lexically_normal().string();
+    }
+    spec.replay_flags += " --engine-base " + ShellWord(base);
+  } else if (!launch.base.empty()) {
+    throw std::invalid_argument("--engine-base: applies to vllm-ascend:PATH (the vLLM capturer "
+                                "its patch is applied over)");
+  }
   const std::string script =
       (std::filesystem::path(launch.adapters_dir) / kind / "r3_adapter.py").string();
   if (!std::filesystem::exists(script, ec)) {
@@ -502,6 +534,7 @@ EngineSpec ResolveEngine(const std::string& sut, const LaunchOptions& launch) {
   }
   spec.argv.insert(spec.argv.end(), {script, "--source", source, "--device", launch.device});
   if (!sizing.empty()) spec.argv.insert(spec.argv.end(), {"--sizing", sizing});
+  if (!base.empty()) spec.argv.insert(spec.argv.end(), {"--base", base});
   // Under torchrun the first process of this node speaks the protocol, whatever
   // global rank a multi-node rendezvous gives it (other nodes run without it).
   if (launch.launch == "torchrun") spec.argv.push_back("--protocol-node");

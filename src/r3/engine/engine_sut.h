@@ -28,6 +28,9 @@ struct LaunchOptions {
   std::string adapters_dir;    // where engines/NAME/ live
   int64_t timeout_ms = 60000;  // per request, hello included
   std::string sizing;          // --engine-sizing FILE (vllm:PATH only)
+  // --engine-base PATH (vllm-ascend:PATH only): the vLLM capturer that
+  // vllm-ascend's patch is applied over.
+  std::string base;
   // A fork server's socket (fork_server.h): vllm:PATH adapters under
   // --engine-launch none are forked by it; empty: exec'd.
   std::string fork_server;
@@ -35,7 +38,7 @@ struct LaunchOptions {
 
 struct EngineSpec {
   std::string sut;                // as given: "vllm:PATH" or "exec:CMD"
-  std::string kind;               // vllm | exec
+  std::string kind;               // vllm | sglang | vllm-ascend | exec
   std::vector<std::string> argv;  // the adapter command
   int64_t timeout_ms = 60000;
   // How long the adapter may take to exit after "bye": torchrun's agent

@@ -168,6 +168,7 @@ std::string RunRequest(int64_t id, std::span<const Case> cases,
     if (c.config.chunked_prefill_size > 0) {
       j["chunked_prefill_size"] = c.config.chunked_prefill_size;
     }
+    if (c.config.moe_comm != MoeComm::kNone) j["moe_comm"] = std::string(MoeCommName(c.config.moe_comm));
     // Ranks that see one gathered tensor share its run list; it is written
     // once per rank all the same, which keeps the adapter simple.
     for (size_t r = 0; r < plan.ranks.size(); ++r) {
