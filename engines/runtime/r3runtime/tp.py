@@ -163,24 +163,9 @@ class EmulatedTPGroup(TPGroupBase):
         self.rounds = rounds  # rounds[k][t'] = TP rank t''s input to all-gather k
         self.calls = 0
 
-    def _gather(self, x, dim):
-        k = self.calls
-        self.calls += 1
-        if k < len(self.rounds):
-            mine = self.rounds[k][self.rank_in_group]
-            if mine.shape != x.shape or mine.dtype != x.dtype or not torch.equal(mine, x):
-                raise RankAbort(
-                    "AdapterError",
-                    f"TP rank {self.rank_in_group} of dp_rank={self.d} passed a different tensor to all-gather {k} "
-                    "when its capture was run again (emulation needs a deterministic capture)",
-                )
-            return torch.cat(self.rounds[k], dim=dim)
-        if k >= MAX_GATHERS:
-            raise RankAbort("AdapterError", f"capture made more than {MAX_GATHERS} TP all-gathers")
-        raise GatherStop(x.detach().clone())
-
-
-    def _gather_list(self, x):
+    def _round(self, x, uneven):
+        """Every TP rank's input to this all-gather (once the passes have
+        them all); the first pass stops here to collect this rank's."""
         k = self.calls
         self.calls += 1
         if k < len(self.rounds):
@@ -194,7 +179,13 @@ class EmulatedTPGroup(TPGroupBase):
             return self.rounds[k]
         if k >= MAX_GATHERS:
             raise RankAbort("AdapterError", f"capture made more than {MAX_GATHERS} TP all-gathers")
-        raise GatherStop(x.detach().clone(), uneven=True)
+        raise GatherStop(x.detach().clone(), uneven=uneven)
+
+    def _gather(self, x, dim):
+        return torch.cat(self._round(x, uneven=False), dim=dim)
+
+    def _gather_list(self, x):
+        return self._round(x, uneven=True)
 
 
 class RealTPGroup(TPGroupBase):
