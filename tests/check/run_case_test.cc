@@ -10,6 +10,8 @@
 #include "r3/case/corpus.h"
 #include "r3/case/limits.h"
 #include "r3/model/sizing.h"
+#include "r3/case/layout_domain.h"
+#include "r3/sut/dispatch_plan.h"
 #include "r3check_config.h"
 #include "tests/testing/test_case.h"
 
@@ -119,6 +121,68 @@ TEST(RunCaseTest, AnExternalBatchIsJudgedCaseByCaseInOrder) {
     EXPECT_EQ(results[i].layout.kernel_rows, direct.layout.kernel_rows) << i;
     EXPECT_EQ(results[i].verdict.violations.size(), direct.verdict.violations.size()) << i;
   }
+}
+
+// A producer is never asked for a layout it does not model: the batch is
+// refused before Observe, naming the field.
+TEST(RunCaseTest, ACaseOutsideTheProducersLayoutsIsRefusedNamingTheField) {
+  Case c = testing::MakeCase({.tokens = {5, 3}});
+  c.config.moe_comm = MoeComm::kMc2;
+  const auto external = std::make_shared<BuiltInAsExternal>();
+  try {
+    RunCases(std::vector<Case>{c}, *external);
+    ADD_FAILURE() << "ran a vllm-ascend case on vLLM's layouts";
+  } catch (const sut::ExternalSutError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "case outside the layouts of built-in as external: moe_comm: mc2 is vllm-ascend's layout; "
+              "built-in runs vLLM's dispatch (moe_comm none)");
+  }
+  EXPECT_EQ(external->calls, 0);
+}
+
+// vllm-ascend's layouts, each rank capturing its own rows: no replay buffer
+// (its kernels take none), so neither its size nor its int16 dtype is
+// judged, whatever the kernel rows and the expert ids.
+class AscendCapturesItsRows : public sut::Producer {
+ public:
+  AscendCapturesItsRows() : Producer({}) {}
+  std::vector<sut::Observation> Observe(std::span<const Case> cases) override {
+    std::vector<sut::Observation> out;
+    for (const Case& c : cases) {
+      sut::Observation obs =
+          sut::ObserveDispatch(c, {}, sut::PlanDispatch(c, {}), sut::Capturer::kEngine);
+      for (sut::RankObservation& r : obs.ranks) {
+        AppendRun(r.captured, {r.dp, 0, c.step.padded[static_cast<size_t>(r.dp)]});
+      }
+      obs.snapshot_dtype = "int32";
+      obs.snapshot_max_id = 2147483647;
+      out.push_back(std::move(obs));
+    }
+    return out;
+  }
+  std::string Label() const override { return "ascend"; }
+  std::string Id() const override { return "ascend"; }
+  LayoutDomain Domain() const override {
+    return {.internal_dispatch = false, .vllm_findings = false, .vllm_dispatch = false,
+            .ascend_comm = true};
+  }
+};
+
+TEST(RunCaseTest, AnAscendLayoutHasNoReplayBufferToJudge) {
+  Case c = testing::MakeCase({.dp = 4, .tp = 2, .max_num_batched_tokens = 16,
+                              .tokens = {16, 1, 16, 16}});
+  c.config.num_experts = 70000;  // past int16
+  c.config.top_k = 8;
+  AscendCapturesItsRows producer;
+  for (MoeComm comm : {MoeComm::kAllGather, MoeComm::kAllToAll, MoeComm::kMc2}) {
+    c.config.moe_comm = comm;
+    const std::vector<CaseResult> r = RunCases(std::vector<Case>{c}, producer);
+    EXPECT_TRUE(r[0].verdict.violations.empty()) << MoeCommName(comm) << ": " << r[0].verdict.violations[0].message;
+    EXPECT_EQ(r[0].observation.policy, "none: vllm-ascend's kernels have no replay buffer");
+    EXPECT_EQ(r[0].observation.replay_dtype, "none");
+  }
+  c.config.moe_comm = MoeComm::kAllGather;  // the padded all-gather: 4 ranks of max N = 16
+  EXPECT_EQ(RunCases(std::vector<Case>{c}, producer)[0].layout.kernel_rows, 64);
 }
 
 // A producer that checks on a device: a wrong value its rows cannot show

@@ -302,6 +302,28 @@ class CliTest(unittest.TestCase):
         self.assertEqual(rc, 2, out + err)
         self.assertIn(": moe_comm: none (vLLM's dispatch): vllm-ascend-engine lays rows out by its comm type", err)
 
+    def test_explain_says_how_the_comm_type_lays_out_rows(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            f = pathlib.Path(tmp) / "mc2.r3case"
+            body = ("r3case 1\ndp 2\ntp 2\nep on\ndispatch naive\nsp auto\nmax_num_batched_tokens 8\n"
+                    "top_k 2\nnum_experts 64\nnum_layers 1\ntokens 5 3\nmoe_comm {}\n")
+            lines = {}
+            for comm in ("allgather", "alltoall", "mc2"):
+                f.write_text(body.format(comm))
+                rc, out, err = r3check("explain", "--sut", f"vllm-ascend:{FIXTURES / 'tests-on-n'}",
+                                       "--engine-base", str(BASE), str(f))
+                self.assertIn(rc, (0, 1), out + err)
+                lines[comm] = [l for l in out.splitlines() if l.startswith(("dispatch:", "replay buffer:"))]
+        self.assertEqual(lines["allgather"], [
+            "dispatch: vllm-ascend allgather: every DP rank padded to max(N) rows, then all-gathered "
+            "(pad rows between ranks)",
+            "replay buffer: none: vllm-ascend's kernels have no replay buffer; kernel input 10 rows"])
+        self.assertEqual(lines["alltoall"][0], "dispatch: vllm-ascend alltoall: each DP rank's rows (at least tp) "
+                                               "tensor_split over TP")
+        self.assertEqual(lines["mc2"], [
+            "dispatch: vllm-ascend mc2: each DP rank's rows padded to tp chunks of cdiv(max(N), tp), one per TP rank",
+            "replay buffer: none: vllm-ascend's kernels have no replay buffer; kernel input 3 rows"])
+
     def test_engines_lists_the_adapter_with_what_it_needs(self):
         rc, out, err = r3check("engines")
         self.assertEqual(rc, 0, out + err)
