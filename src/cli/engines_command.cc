@@ -28,7 +28,8 @@ void AddEnginesCommand(CLI::App& app, int* exit_code) {
       std::cout << "  " << a.name << "\n    " << a.usage << "\n    needs: " << a.needs << "\n";
     }
     std::cout << "engine flags: --engine-python, --engine-launch none|torchrun, --nproc N, "
-                 "--engine-launch-arg ARG, --engine-device cpu|cuda, --engine-timeout SECONDS\n";
+                 "--engine-launch-arg ARG, --engine-device cpu|cuda, --engine-timeout SECONDS, "
+                 "--engine-sizing FILE (vllm), --engine-base PATH (vllm-ascend)\n";
     *exit_code = 0;
   });
 }

@@ -764,9 +764,11 @@ TEST(CliFlagsE2eTest, EnginesNamesTheAdaptersFolderAndEachAdapter) {
             0u)
       << r.out;
   EXPECT_TRUE(Has(r.out, "\n  exec\n    --sut exec:CMD ")) << r.out;
+  EXPECT_TRUE(Has(r.out, "\n  vllm-ascend\n    --sut vllm-ascend:PATH ")) << r.out;
   EXPECT_TRUE(Has(r.out, "\nengine flags: --engine-python, --engine-launch none|torchrun, --nproc N, "
                          "--engine-launch-arg ARG, --engine-device cpu|cuda, "
-                         "--engine-timeout SECONDS\n"))
+                         "--engine-timeout SECONDS, --engine-sizing FILE (vllm), "
+                         "--engine-base PATH (vllm-ascend)\n"))
       << r.out;
 }
 
