@@ -97,6 +97,14 @@ TEST(LayoutDomainTest, FittingGivesTheCommTypeItsDomainNeeds) {
   EXPECT_EQ(c.config.moe_comm, MoeComm::kMc2);  // a comm type the domain has stays
   FitToDomain(LayoutDomain{}, c);
   EXPECT_EQ(c.config.moe_comm, MoeComm::kNone);
+  // A domain with both vLLM's dispatch (internal too) and the comm types:
+  // a comm type still takes naive dispatch.
+  Case both = Eager("internal", "auto");
+  both.config.moe_comm = MoeComm::kAllToAll;
+  FitToDomain({.ascend_comm = true}, both);
+  EXPECT_EQ(both.config.dispatch, Dispatch::kNaive);
+  EXPECT_EQ(both.config.moe_comm, MoeComm::kAllToAll);
+  EXPECT_EQ(ValidateCase(both).field, "");
 }
 
 }  // namespace

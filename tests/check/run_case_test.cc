@@ -145,12 +145,12 @@ TEST(RunCaseTest, ACaseOutsideTheProducersLayoutsIsRefusedNamingTheField) {
 // judged, whatever the kernel rows and the expert ids.
 class AscendCapturesItsRows : public sut::Producer {
  public:
-  AscendCapturesItsRows() : Producer({}) {}
+  explicit AscendCapturesItsRows(const sut::SutOptions& options = {}) : Producer(options) {}
   std::vector<sut::Observation> Observe(std::span<const Case> cases) override {
     std::vector<sut::Observation> out;
     for (const Case& c : cases) {
       sut::Observation obs =
-          sut::ObserveDispatch(c, {}, sut::PlanDispatch(c, {}), sut::Capturer::kEngine);
+          sut::ObserveDispatch(c, options(), sut::PlanDispatch(c, {}), sut::Capturer::kEngine);
       for (sut::RankObservation& r : obs.ranks) {
         AppendRun(r.captured, {r.dp, 0, c.step.padded[static_cast<size_t>(r.dp)]});
       }
@@ -183,6 +183,12 @@ TEST(RunCaseTest, AnAscendLayoutHasNoReplayBufferToJudge) {
   }
   c.config.moe_comm = MoeComm::kAllGather;  // the padded all-gather: 4 ranks of max N = 16
   EXPECT_EQ(RunCases(std::vector<Case>{c}, producer)[0].layout.kernel_rows, 64);
+  // Under the legacy policy vLLM's buffer would hold M = 16 of those 64 rows.
+  sut::SutOptions legacy;
+  legacy.policy = sut::Policy::kLegacy;
+  AscendCapturesItsRows with_legacy(legacy);
+  const std::vector<CaseResult> r = RunCases(std::vector<Case>{c}, with_legacy);
+  EXPECT_TRUE(r[0].verdict.violations.empty()) << r[0].verdict.violations[0].message;
 }
 
 // A producer that checks on a device: a wrong value its rows cannot show

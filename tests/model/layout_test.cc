@@ -153,6 +153,24 @@ TEST(LayoutTest, AscendCommTypesTakeTheirKernelRowsFromTheAscendLayout) {
   EXPECT_EQ(gathered.tensors.size(), 1u);  // every rank sees the one padded gather
   EXPECT_EQ(gathered.rank(0, 0, 2).n, 10);
   EXPECT_EQ(gathered.kernel_rows, 10);
+  for (int64_t d = 0; d < 2; ++d) {
+    for (int64_t t = 0; t < 2; ++t) {
+      EXPECT_EQ(gathered.rank(d, t, 2).dp, d);
+      EXPECT_EQ(gathered.rank(d, t, 2).tp, t);
+    }
+  }
+  // Ranks that see the same rows share a tensor, the latest one.
+  c.config.moe_comm = MoeComm::kMc2;
+  c.step.tokens = c.step.padded = {5, 0};
+  const Layout idle = BuildLayout(c);
+  EXPECT_EQ(idle.seen_by(idle.rank(1, 0, 2)).runs(), (RowRuns{{RowRun::kPad, 0, 3}}));
+  EXPECT_EQ(idle.seen_by(idle.rank(1, 1, 2)).runs(), (RowRuns{{RowRun::kPad, 0, 3}}));
+  EXPECT_EQ(idle.tensors.size(), 3u);
+  // One DP rank gathers nothing.
+  c.config.dp = 1;
+  c.step.tokens = c.step.padded = {5};
+  c.config.moe_comm = MoeComm::kAllGather;
+  EXPECT_EQ(BuildLayout(c).group, GatherGroup::kNone);
 }
 
 }  // namespace

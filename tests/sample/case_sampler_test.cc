@@ -113,5 +113,21 @@ TEST(CaseSamplerTest, TheAscendDomainDrawsEachCommType) {
   }
 }
 
+// A domain with vLLM's layouts (internal dispatch too) and the comm types
+// draws none as well, and fits a comm type drawn on an internal case.
+TEST(CaseSamplerTest, ADomainWithBothDrawsNoneAndEveryCommTypeLegally) {
+  const LayoutDomain both{.ascend_comm = true};
+  CaseSampler sampler(/*seed=*/4, both);
+  std::map<MoeComm, int> comms;
+  for (int i = 0; i < kCases; ++i) {
+    const Case c = sampler.Next();
+    ASSERT_EQ(ValidateCase(c).field, "") << PrintCase(c);
+    ++comms[c.config.moe_comm];
+  }
+  for (MoeComm comm : {MoeComm::kNone, MoeComm::kAllGather, MoeComm::kAllToAll, MoeComm::kMc2}) {
+    EXPECT_GE(comms[comm], kCases / 6) << MoeCommName(comm);
+  }
+}
+
 }  // namespace
 }  // namespace r3::sample

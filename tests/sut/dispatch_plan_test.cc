@@ -275,6 +275,8 @@ TEST(DispatchPlanTest, AscendPlansAgreeWithTheModelAndIgnoreDispatchMutants) {
       for (int64_t t = 0; t < c.config.tp; ++t) {
         const size_t r = static_cast<size_t>(d * c.config.tp + t);
         ASSERT_EQ(plan.Routed(r), model::AscendKernelRows(step, d, t)) << PrintCase(c) << "rank " << r;
+        ASSERT_EQ(plan.ranks[r].dp, d);
+        ASSERT_EQ(plan.ranks[r].tp, t);
       }
     }
     for (const MutantInfo& m : MutantCatalogue()) {
