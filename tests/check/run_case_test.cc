@@ -13,6 +13,7 @@
 #include "r3/case/layout_domain.h"
 #include "r3/sut/dispatch_plan.h"
 #include "r3check_config.h"
+#include "tests/testing/ascend_observation.h"
 #include "tests/testing/test_case.h"
 
 namespace r3::check {
@@ -148,24 +149,12 @@ class AscendCapturesItsRows : public sut::Producer {
   explicit AscendCapturesItsRows(const sut::SutOptions& options = {}) : Producer(options) {}
   std::vector<sut::Observation> Observe(std::span<const Case> cases) override {
     std::vector<sut::Observation> out;
-    for (const Case& c : cases) {
-      sut::Observation obs =
-          sut::ObserveDispatch(c, options(), sut::PlanDispatch(c, {}), sut::Capturer::kEngine);
-      for (sut::RankObservation& r : obs.ranks) {
-        AppendRun(r.captured, {r.dp, 0, c.step.padded[static_cast<size_t>(r.dp)]});
-      }
-      obs.snapshot_dtype = "int32";
-      obs.snapshot_max_id = 2147483647;
-      out.push_back(std::move(obs));
-    }
+    for (const Case& c : cases) out.push_back(testing::AscendOwnRows(c, options()));
     return out;
   }
   std::string Label() const override { return "ascend"; }
   std::string Id() const override { return "ascend"; }
-  LayoutDomain Domain() const override {
-    return {.internal_dispatch = false, .vllm_findings = false, .vllm_dispatch = false,
-            .ascend_comm = true};
-  }
+  LayoutDomain Domain() const override { return testing::kAscendDomain; }
 };
 
 TEST(RunCaseTest, AnAscendLayoutHasNoReplayBufferToJudge) {

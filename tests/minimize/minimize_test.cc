@@ -18,6 +18,7 @@
 #include "r3/sut/dispatch_plan.h"
 #include "r3/sut/sut.h"
 #include "r3check_config.h"
+#include "tests/testing/ascend_observation.h"
 
 namespace r3::minimize {
 namespace {
@@ -105,12 +106,7 @@ class AscendFailsOnMc2 : public sut::Producer {
     for (const Case& c : cases) {
       const FieldError e = OutsideDomain(Domain(), c, "ascend");
       if (!e.field.empty()) throw sut::ExternalSutError("outside: " + e.field);
-      sut::Observation obs = sut::ObserveDispatch(c, options(), sut::PlanDispatch(c, {}),
-                                                  sut::Capturer::kEngine);
-      for (sut::RankObservation& r : obs.ranks) {
-        r.captured.clear();
-        AppendRun(r.captured, {r.dp, 0, c.step.padded[static_cast<size_t>(r.dp)]});
-      }
+      sut::Observation obs = testing::AscendOwnRows(c, options());
       if (c.config.moe_comm == MoeComm::kMc2 && c.config.tp >= 2) obs.ranks[0].error = "synthetic";
       out.push_back(std::move(obs));
     }
@@ -118,10 +114,7 @@ class AscendFailsOnMc2 : public sut::Producer {
   }
   std::string Label() const override { return "ascend"; }
   std::string Id() const override { return "ascend"; }
-  LayoutDomain Domain() const override {
-    return {.internal_dispatch = false, .vllm_findings = false, .vllm_dispatch = false,
-            .ascend_comm = true};
-  }
+  LayoutDomain Domain() const override { return testing::kAscendDomain; }
 };
 
 TEST(MinimizeTest, TheCommTypeShrinksWithinVllmAscendsLayouts) {
