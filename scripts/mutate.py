@@ -62,8 +62,10 @@ SCOPES = ['src/r3/case', 'src/r3/model', 'src/r3/sut', 'src/r3/check', 'src/r3/m
           'src/r3/engine', 'src/r3/sample', 'fuzz/case_mutator.cc',
           # The Python that decides outcomes (ast mutator below; no rebuild).
           'engines/runtime/r3runtime', 'engines/vllm/r3_vllm', 'engines/vllm/r3_adapter.py',
+          'engines/sglang/r3_sglang', 'engines/vllm-ascend/r3_ascend',
           'scripts/fuzz_report.py']
 PY_SCOPES = {'engines/runtime/r3runtime', 'engines/vllm/r3_vllm', 'engines/vllm/r3_adapter.py',
+             'engines/sglang/r3_sglang', 'engines/vllm-ascend/r3_ascend',
              'scripts/fuzz_report.py'}
 # The tests a Python mutant runs (Meson test names; each may be split into
 # parts, TEST_PARTS). No ninja output depends on a .py file, so this static
@@ -72,8 +74,12 @@ PY_SCOPES = {'engines/runtime/r3runtime', 'engines/vllm/r3_vllm', 'engines/vllm/
 ENGINE_PY_TESTS = ['engine_adapter_test', 'engine_trust_test', 'sweep_e2e_test',
                    'fork_server_e2e_test', 'engine_e2e_test', 'engine_multinode_test']
 PY_TESTS = {
-    'engines/runtime/r3runtime': ['engine_runtime_test'] + ENGINE_PY_TESTS,
-    'engines/vllm/r3_vllm': ENGINE_PY_TESTS,
+    'engines/runtime/r3runtime': ['engine_runtime_test'] + ENGINE_PY_TESTS + [
+        'sglang_adapter_test', 'vllm_ascend_adapter_test'],
+    # vllm-ascend's adapter loads vLLM's capturer through engines/vllm's binding
+    'engines/vllm/r3_vllm': ENGINE_PY_TESTS + ['vllm_ascend_adapter_test'],
+    'engines/sglang/r3_sglang': ['sglang_adapter_test'],
+    'engines/vllm-ascend/r3_ascend': ['vllm_ascend_adapter_test'],
     'engines/vllm/r3_adapter.py': ENGINE_PY_TESTS,
     'scripts/fuzz_report.py': ['overnight_driver_test'],
 }
@@ -105,6 +111,10 @@ TEST_PARTS = {
         'FaithfulStandInsTest', 'StandInGapTest', 'OldTorchTest', 'InterfacesTest', 'ProtocolHygieneTest',
         'ReplaySizingTest')],
     'sweep_e2e_test': [(c, _UT + [c]) for c in ('FolderSweep', 'RevisionSweep', 'BadInput')],
+    # the adapter over the protocol first; r3check's front ends over it last
+    'sglang_adapter_test': [(c, _UT + [c]) for c in ('AdapterTest', 'CliTest')],
+    'vllm_ascend_adapter_test': [(c, _UT + [c]) for c in (
+        'AdapterTest', 'RealCollectivesTest', 'CliTest')],
 }
 SLOW_TEST_S = 30.0  # a test (part) at least this slow in the baseline runs last
 SUITES = ['unit', 'e2e', 'properties', 'fuzz-replay', 'engine']
@@ -132,6 +142,8 @@ PREFERRED = {
     'src/r3/sample': ['case_sampler_test'],
     'fuzz/case_mutator.cc': ['case_mutator_test'],
     'engines/runtime/r3runtime': ['engine_runtime_test'],
+    'engines/sglang/r3_sglang': ['sglang_adapter_test'],
+    'engines/vllm-ascend/r3_ascend': ['vllm_ascend_adapter_test'],
 }
 SUITE_ORDER = ['unit', VERIFY, 'e2e', 'properties', 'fuzz-replay']
 
