@@ -6,11 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "r3/case/case_format.h"
 #include "r3/case/step_shapes.h"
+#include "r3check_config.h"
 
 namespace r3::sample {
 namespace {
@@ -127,6 +132,114 @@ TEST(CaseSamplerTest, ADomainWithBothDrawsNoneAndEveryCommTypeLegally) {
   for (MoeComm comm : {MoeComm::kNone, MoeComm::kAllGather, MoeComm::kAllToAll, MoeComm::kMc2}) {
     EXPECT_GE(comms[comm], kCases / 6) << MoeCommName(comm);
   }
+}
+
+// The shape of a step, as the sampler's six step kinds make them.
+std::string StepKind(const Case& c) {
+  const Step& s = c.step;
+  const int64_t m = c.config.max_num_batched_tokens;
+  if (IsLoneToken(c)) return "lone";
+  if (s.tokens == std::vector<int64_t>(s.tokens.size(), m) &&
+      s.padded == std::vector<int64_t>(s.tokens.size(), m)) {
+    return "warmup";
+  }
+  if (s.tokens == std::vector<int64_t>(s.tokens.size(), 1) &&
+      s.padded == std::vector<int64_t>(s.tokens.size(), 1)) {
+    return "decode";
+  }
+  if (s.padded != s.tokens) return "graph";  // padded to one size
+  return "eager";
+}
+
+// Every draw reaches both ends of its range and every value of its table,
+// at about its stated rate: a sampler that stops drawing a value (sequence
+// parallelism off, a DP size, the large expert counts) narrows every
+// `verify` run without any test of a single case noticing.
+TEST(CaseSamplerTest, EveryDrawReachesItsWholeRange) {
+  CaseSampler sampler(/*seed=*/2);
+  std::set<int64_t> dp, tp, experts, top_k, layers, table_m;
+  std::map<std::string, int> kinds;
+  int ep = 0, naive = 0, sp_auto = 0, sp_off = 0, small_m = 0, large_experts = 0;
+  int64_t small_m_lo = 1 << 30, small_m_hi = 0, experts_lo = 1 << 30, experts_hi = 0;
+  const std::set<int64_t> kTableM = {8192, 2048, 4096, 1000, 24, 7};
+  for (int i = 0; i < kCases; ++i) {
+    const Case c = sampler.Next();
+    const Config& cfg = c.config;
+    dp.insert(cfg.dp);
+    tp.insert(cfg.tp);
+    ep += cfg.ep ? 1 : 0;
+    naive += cfg.dispatch == Dispatch::kNaive ? 1 : 0;
+    sp_auto += cfg.sp == SpMode::kAuto ? 1 : 0;
+    sp_off += cfg.sp == SpMode::kOff ? 1 : 0;
+    const int64_t m = cfg.max_num_batched_tokens;
+    if (kTableM.count(m) != 0) table_m.insert(m);
+    if (m <= 300 && kTableM.count(m) == 0) {
+      ++small_m;
+      small_m_lo = std::min(small_m_lo, m);
+      small_m_hi = std::max(small_m_hi, m);
+    }
+    if (cfg.num_experts > 256) {
+      ++large_experts;
+      experts_lo = std::min(experts_lo, cfg.num_experts);
+      experts_hi = std::max(experts_hi, cfg.num_experts);
+    } else {
+      experts.insert(cfg.num_experts);
+    }
+    top_k.insert(cfg.top_k);
+    layers.insert(cfg.num_layers);
+    ++kinds[StepKind(c)];
+  }
+  EXPECT_EQ(dp, (std::set<int64_t>{1, 2, 3, 4, 5, 8, 16}));
+  EXPECT_EQ(tp, (std::set<int64_t>{1, 2, 3, 4, 6, 8}));
+  EXPECT_EQ(table_m, kTableM);
+  EXPECT_EQ(experts, (std::set<int64_t>{8, 64, 128, 256}));
+  EXPECT_EQ(top_k, (std::set<int64_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(layers, (std::set<int64_t>{1, 2, 3, 4}));
+  // Rates (expected 70, 75, 85, 15, ~50, 10 %), each within a few points.
+  EXPECT_NEAR(ep, kCases * 70 / 100, kCases / 25);
+  EXPECT_NEAR(naive, kCases * 75 / 100, kCases / 25);
+  EXPECT_NEAR(sp_auto, kCases * 85 / 100, kCases / 25);
+  EXPECT_NEAR(sp_off, kCases * 15 / 100, kCases / 25);
+  EXPECT_NEAR(small_m, kCases * 50 / 100, kCases / 20);
+  EXPECT_NEAR(large_experts, kCases * 10 / 100, kCases / 40);
+  EXPECT_EQ(small_m_lo, 1);
+  EXPECT_EQ(small_m_hi, 300);
+  EXPECT_GE(experts_lo, 257);
+  EXPECT_LE(experts_lo, 1000);
+  EXPECT_LE(experts_hi, 70000);
+  EXPECT_GE(experts_hi, 60000);
+  for (const char* kind : {"eager", "graph", "decode", "warmup", "lone"}) {
+    EXPECT_GE(kinds[kind], kCases / 50) << kind;
+  }
+}
+
+// A seed's cases are the same on every machine and in every r3check version
+// (a `verify --seed` in a bug report must replay): the first cases of three
+// domains' streams are approved. An intended change of the sampler updates
+// them with R3_UPDATE_APPROVALS=1, and says so in its commit.
+TEST(CaseSamplerTest, TheStreamOfASeedIsApproved) {
+  std::ostringstream out;
+  const std::pair<const char*, LayoutDomain> domains[] = {
+      {"vllm", LayoutDomain{}},
+      {"sglang", LayoutDomain{.internal_dispatch = true, .internal_dispatch_tp1_only = true,
+                              .sequence_parallel = false, .chunked_prefill = true,
+                              .vllm_findings = false}},
+      {"vllm-ascend", LayoutDomain{.internal_dispatch = false, .vllm_findings = false,
+                                   .vllm_dispatch = false, .ascend_comm = true}},
+  };
+  for (const auto& [name, domain] : domains) {
+    CaseSampler sampler(/*seed=*/7, domain);
+    for (int i = 0; i < 24; ++i) {
+      out << "# " << name << " seed 7 case " << i << "\n" << PrintCase(sampler.Next()) << "\n";
+    }
+  }
+  const std::string path = std::string(R3CHECK_TESTDATA) + "/approved/sampler_seed7.txt";
+  const char* update = std::getenv("R3_UPDATE_APPROVALS");
+  if (update != nullptr && std::string(update) == "1") std::ofstream(path) << out.str();
+  std::ifstream in(path);
+  std::stringstream approved;
+  approved << in.rdbuf();
+  EXPECT_EQ(out.str(), approved.str()) << "the sampler's stream changed: " << path;
 }
 
 }  // namespace
