@@ -1827,18 +1827,23 @@ _out = os.environ.get("R3_MUTATE_PYCOV_OUT")
 _root = os.environ.get("R3_MUTATE_PYCOV_ROOT")
 if _out and _root:
     _pre = (os.path.join(_root, "engines") + os.sep, os.path.join(_root, "scripts", "fuzz_report.py"))
-    _want, _seen, _fd = {}, set(), [None]
+    _want, _seen = {}, set()
+    os.makedirs(_out, exist_ok=True)
 
+    # Opened and closed per line (once per new line, so cheap): a descriptor
+    # kept open would be inherited by forks and seen by tests that compare a
+    # process's open descriptors (fork_server_e2e_test's forked adapters).
     def _local(frame, event, arg):
         if event == "line":
             key = (frame.f_code.co_filename, frame.f_lineno)
             if key not in _seen:
                 _seen.add(key)
-                if _fd[0] is None:
-                    os.makedirs(_out, exist_ok=True)
-                    _fd[0] = os.open(os.path.join(_out, "%d.lines" % os.getpid()),
-                                     os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-                os.write(_fd[0], ("%s\t%d\n" % key).encode())
+                fd = os.open(os.path.join(_out, "%d.lines" % os.getpid()),
+                             os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+                try:
+                    os.write(fd, ("%s\t%d\n" % key).encode())
+                finally:
+                    os.close(fd)
         return _local
 
     def _global(frame, event, arg):
