@@ -199,6 +199,58 @@ TEST(CaseMutatorTest, RanksAreAddedAndDroppedEveryWay) {
   }
 }
 
+// The mutator's answer says whether the case it leaves is valid (the
+// custom mutator falls back to libFuzzer's own mutation on false), and a
+// case it cannot edit (no ranks, or padded counts that do not match the
+// ranks, as a hand-edited corpus file can hold) is refused untouched.
+TEST(CaseMutatorTest, SaysWhetherItsCaseIsValidAndRefusesMalformedOnes) {
+  Rng rng(/*seed=*/9);
+  int refused = 0;
+  for (int i = 0; i < 20000; ++i) {
+    Case next = Seed();
+    next.config.tp = 1 + i % 16;
+    const bool ok = MutateCase(next, rng);
+    ASSERT_EQ(ok, ValidateCase(next).field.empty()) << PrintCase(next);
+    refused += ok ? 0 : 1;
+  }
+  Case empty = Seed();
+  empty.step.tokens.clear();
+  empty.step.padded.clear();
+  Case uneven = Seed();
+  uneven.step.padded.pop_back();
+  for (const Case& bad : {empty, uneven}) {
+    Case c = bad;
+    Rng r(/*seed=*/1);
+    EXPECT_FALSE(MutateCase(c, r));
+    EXPECT_EQ(c, bad) << "a refused case is left as it was";
+  }
+}
+
+// A case over the mutator's rank limit is cut to it like any rank drop:
+// from the end or from the front.
+TEST(CaseMutatorTest, AWideCaseIsCutFromEitherEnd) {
+  Case wide = Seed();
+  wide.config.dp = kMutatorMaxDp * 2;
+  wide.config.max_num_batched_tokens = 8192;
+  wide.step.tokens.clear();
+  for (int64_t d = 0; d < wide.config.dp; ++d) wide.step.tokens.push_back(d);
+  wide.step.padded = wide.step.tokens;
+  ASSERT_EQ(ValidateCase(wide).field, "");
+  std::set<std::string> kept;
+  for (uint64_t seed = 0; seed < 400; ++seed) {
+    Case next = wide;
+    Rng r(seed);
+    if (!MutateCase(next, r) || next.step.tokens.size() < 3) continue;
+    // an edit changes one rank at most: two of the first three tell the cut
+    const auto& t = next.step.tokens;
+    const int votes_front = (t[1] == 1) + (t[2] == 2);
+    const int votes_back = (t[1] == kMutatorMaxDp + 1) + (t[2] == kMutatorMaxDp + 2);
+    if (votes_front >= 1 && votes_back == 0) kept.insert("front ranks");
+    if (votes_back >= 1 && votes_front == 0) kept.insert("back ranks");
+  }
+  EXPECT_EQ(kept, (std::set<std::string>{"front ranks", "back ranks"}));
+}
+
 // A fresh case covers the small layouts an empty corpus should start from.
 TEST(CaseMutatorTest, RandomCasesCoverTheSmallLayouts) {
   Rng rng(/*seed=*/3);
@@ -252,6 +304,21 @@ TEST(CaseMutatorTest, TheStreamOfASeedIsApproved) {
     const std::string printed = PrintCase(RandomCase(fresh));
     if (i < 6) out << "# random case " << i << "\n" << printed << "\n";
     random = fnv(random, printed);
+  }
+  // A case at the mutator's rank limit and one over it.
+  for (const int64_t dp : {kMutatorMaxDp, kMutatorMaxDp + 1}) {
+    Case at = Seed();
+    at.config.dp = dp;
+    at.step.tokens.assign(static_cast<size_t>(dp), 3);
+    at.step.padded.assign(static_cast<size_t>(dp), 4);
+    uint64_t digest = 14695981039346656037ull;
+    Rng r(/*seed=*/7);
+    for (int i = 0; i < 200; ++i) {
+      Case next = at;
+      digest = fnv(digest, MutateCase(next, r) ? PrintCase(next) : std::string("invalid\n"));
+    }
+    out << "# FNV-1a of 200 mutations of a " << dp << "-rank case: " << std::hex << digest
+        << std::dec << "\n";
   }
   out << "# FNV-1a of a 20000-mutation walk: " << std::hex << walk << "\n"
       << "# FNV-1a of 5000 random cases: " << random << std::dec << "\n";
