@@ -237,6 +237,14 @@ class RealTPGroup(TPGroupBase):
         inside = sum(1 for v in votes if v[0] == 1)
         if inside != self.world_size:
             raise RankAbort("hang", hang_message(inside, self.world_size, self.d))
+        # Before any data moves: ranks that differ in more than their row
+        # count would make the collective abort the process (gloo) or hang
+        # (NCCL) instead of failing the case.
+        order = [self.g.index_of[(self.d * self.world_size + tt) % self.g.world]
+                 for tt in range(self.world_size)]  # TP order
+        if any(v[1] != votes[0][1] or v[3:7] != votes[0][3:7] for v in votes):
+            raise RankAbort("CollectiveMismatch",
+                            mismatch_message(self.d, [votes[m][1:6] for m in order]))
         send = x.contiguous()
         on_cpu_backend = self.g.data_is_gloo and send.device.type != "cpu"
         if on_cpu_backend:
@@ -248,15 +256,10 @@ class RealTPGroup(TPGroupBase):
             send = torch.cat([send, pad])
         chunks = [torch.empty_like(send) for _ in range(self.world_size)]
         dist.all_gather(chunks, send, group=self.g.data)
-        shapes, out = [], []
-        for tt in range(self.world_size):
-            member = self.g.index_of[(self.d * self.world_size + tt) % self.g.world]
-            v = votes[member]
-            shapes.append(v)
-            got = chunks[member][: v[2]] if chunks[member].dim() > 0 else chunks[member]
+        out = []
+        for member in order:
+            got = chunks[member][: votes[member][2]] if chunks[member].dim() > 0 else chunks[member]
             out.append(got.to(x.device) if on_cpu_backend else got)
-        if any(v[1] != shapes[0][1] or v[3:7] != shapes[0][3:7] for v in shapes):
-            raise RankAbort("CollectiveMismatch", mismatch_message(self.d, [v[1:6] for v in shapes]))
         return out
 
     def finish(self):

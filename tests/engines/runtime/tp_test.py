@@ -1,9 +1,13 @@
 """r3runtime.tp: the TP group capture code sees has vLLM's GroupCoordinator
 attributes, makes no collective alone, and refuses what NCCL refuses."""
+import os
+import socket
 import unittest
 
 import _path  # noqa: F401
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 from r3runtime import rank, tp
 
 
@@ -48,6 +52,55 @@ class AllGatherTest(unittest.TestCase):
         for dtype in (torch.int8, torch.uint8, torch.int32, torch.int64, torch.bool):  # NCCL has these
             with self.assertRaises(rank.GatherStop):
                 tp.EmulatedTPGroup(2, 0, 0, rounds=[]).all_gather(torch.zeros(2, 1, dtype=dtype), dim=0)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _list_gather_on_rank(r, port, widths, rows, out):
+    """One of two gloo processes: TP rank r sends rows[r] rows of widths[r]
+    columns through the list-form all_gather; out[r] gets what it saw."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=r, world_size=2)
+    from r3runtime.dist import ProcGroup
+    g = tp.RealTPGroup(2, r, 0, ProcGroup([0, 1], "gloo", 2))
+    x = torch.full((rows[r], widths[r]), r + 1, dtype=torch.int32)
+    try:
+        got = g._gather_list(x)
+        out[r] = ("rows", [t.tolist() for t in got])
+    except rank.RankAbort as e:
+        out[r] = (e.etype, e.message)
+    dist.destroy_process_group()
+
+
+class RealListGatherTest(unittest.TestCase):
+    """The uneven (list) all_gather over two real gloo processes: ranks may
+    send different row counts, never different trailing shapes."""
+
+    def run_two(self, widths, rows):
+        # forked, not spawned: a spawned child re-imports the test runner
+        ctx = mp.get_context("fork")
+        out = ctx.Manager().dict()
+        port = _free_port()
+        procs = [ctx.Process(target=_list_gather_on_rank, args=(r, port, widths, rows, out))
+                 for r in (0, 1)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(timeout=60)
+        self.assertEqual([p.exitcode for p in procs], [0, 0], "a gloo process died")
+        return out[0], out[1]
+
+    def test_uneven_rows_come_back_cut_to_each_ranks_count(self):
+        want = ("rows", [[[1, 1]] * 3, [[2, 2]] * 1])
+        self.assertEqual(self.run_two(widths=[2, 2], rows=[3, 1]), (want, want))
+
+    def test_another_trailing_shape_is_a_collective_mismatch(self):
+        got = self.run_two(widths=[2, 3], rows=[1, 1])
+        self.assertEqual([g[0] for g in got], ["CollectiveMismatch"] * 2, got)
 
 
 if __name__ == "__main__":
