@@ -52,6 +52,30 @@ class RowsTest(unittest.TestCase):
         self.assertEqual((stray, undec), (2, 1))
         self.assertEqual(rows.runs_json(got), [{"dp": 0, "from": 0, "count": 1}, {"dp": 0, "from": 2, "count": 2}])
 
+    def test_usual_captures_skip_the_digit_by_digit_decode(self):
+        # A capture of consecutive tokens is matched against the value table,
+        # one equal to a slice of a candidate (the rank's input) against it:
+        # neither needs the full decode, which is what keeps a rank-capture
+        # fast. Values past one digit check that the first row's value is read
+        # from all its digits.
+        def no_full_decode(B, maxv):
+            raise AssertionError("decoded digit by digit")
+
+        full = rows._ndigits
+        rows._ndigits = no_full_decode
+        try:
+            consecutive = [{"dp": 1, "from": 290, "count": 5}]
+            self.roundtrip(case([300, 300], consecutive), consecutive, torch.uint8)
+            runs = [{"dp": 0, "from": 1, "count": 4}, {"pad": 2}, {"dp": 1, "from": 0, "count": 3}]
+            c = case([300, 3], runs)
+            x = c.encoded(c.runs[0], 256, torch.device("cpu")).to(torch.uint8)
+            buf = torch.zeros((64, c.nl, rows.ENCODING_WIDTH), dtype=torch.uint8)
+            buf[:x.shape[0], c.layer] = x
+            got, stray, undec = rows.decode(buf, c, [(lambda dtype: x.to(dtype), c.runs[0])], 256)
+            self.assertEqual((rows.runs_json(got), stray, undec), (runs, 0, 0))
+        finally:
+            rows._ndigits = full
+
     def test_same_compares_shape_dtype_and_values(self):
         # _same() tells TP ranks' captures apart; its 8-byte-word fast path
         # must not equate tensors of other shapes or values.
