@@ -411,6 +411,14 @@ class DeviceCacheTest(AdapterTestBase):
         self.assert_ranks(res[1], {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
         self.assert_ranks(res[2], {0: [], 1: [R(1, 0, 3)]})  # two layers: layer 1 written, layer 0 not
 
+    def test_a_host_cache_read_by_pool_slot_gets_the_slot(self):
+        # get_routed_experts(req_pool_idx, seqlen, free_slot): the adapter
+        # passes the request's pool slot (0), not its request id, and gets the
+        # same rows as the request-id form.
+        _, res = self.run_cases(fixture("device-cache-pool-slot"), [SINGLE_DP, self.INTERNAL])
+        self.assert_ranks(res[0], {0: [R(0, 0, 7)]})
+        self.assert_ranks(res[1], {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
+
     def test_sp_and_naive_dispatch_are_the_engines_own_refusal(self):
         _, (naive, sp) = self.run_cases(fixture("device-cache"), [NON_SP_NAIVE, EAGER_SP])
         self.assert_ranks(naive, {0: [], 1: []}, error="NotImplementedError")
