@@ -130,6 +130,46 @@ class FaithfulStandInsTest(OneOffEngines):
         self.assertEqual(get_pp_indices(5, 0, 1), (0, 5))
 
 
+    def test_features_r3check_does_not_model_have_vllms_off_values(self):
+        # A capturer may branch on any of these; each stand-in must say what
+        # vLLM says without the feature (no pipeline or context parallelism,
+        # no EPLB, DBO, speculation, LoRA or quantization), or r3check would
+        # judge a code path no deployment it models takes.
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "engines" / "runtime"))
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "engines" / "vllm"))
+        import types
+
+        from r3_vllm import standins
+
+        cfg = standins.make_config(M=16, num_experts=8, num_layers=2, D=2, T=2, d=1, t=1, ep=True,
+                                   instance_id="r3check-test")
+        par = cfg.parallel_config
+        self.assertEqual(
+            (par.pipeline_parallel_size, par.prefill_context_parallel_size, par.decode_context_parallel_size,
+             par.enable_eplb, par.enable_dbo, par.disable_custom_all_reduce, par.distributed_executor_backend,
+             par.data_parallel_backend),
+            (1, 1, 1, False, False, False, None, "mp"))
+        self.assertEqual((par.world_size, par.world_size_across_dp, par.rank, par.data_parallel_rank,
+                          par.data_parallel_size, par.tensor_parallel_size), (2, 4, 1, 1, 2, 2))
+        self.assertEqual((cfg.speculative_config, cfg.lora_config, cfg.quant_config, cfg.additional_config,
+                          cfg.instance_id), (None, None, None, {}, "r3check-test"))
+        model = cfg.model_config
+        self.assertEqual((model.quantization, model.use_mla, model.is_deepseek_mla, model.enforce_eager,
+                          model.enable_return_routed_experts), (None, False, False, False, True))
+        self.assertEqual(cfg.scheduler_config.max_num_seqs, 16)  # min(M, vLLM's default 128)
+        case = types.SimpleNamespace(D=2, T=2, ep=True, sp=None, E=8, M=16)
+        moe = standins.make_moe_config(case, d=1, t=1, device="cpu").moe_parallel_config
+        self.assertEqual((moe.pcp_size, moe.pcp_rank, moe.ep_size, moe.ep_rank), (1, 0, 4, 3))
+        for group in (standins.get_pp_group(), standins.get_pcp_group(), standins.get_dcp_group()):
+            self.assertEqual((group.world_size, group.rank_in_group), (1, 0), group)
+        platform = standins.current_platform
+        self.assertIs(platform.is_cuda(), platform.device_type == "cuda")
+        self.assertIs(platform.is_cpu(), platform.device_type == "cpu")
+        self.assertIs(platform.is_rocm(), False)
+        self.assertIs(standins.is_full_attention_spec(standins.FullAttentionSpec()), True)
+        self.assertIs(standins.is_full_attention_spec(object()), False)
+
+
 @unittest.skipUnless(HAVE_TORCH, "torch cannot be imported")
 class StandInGapTest(OneOffEngines):
     def expect_gap(self, src, *needles):
