@@ -17,6 +17,18 @@ class ProtocolTest(unittest.TestCase):
         line.encode("utf-8")  # encodable: no surrogates left
         self.assertEqual(json.loads(line)["message"], "bad \ufffd and \ufffd end")
 
+    def test_processes_without_the_protocol_stdio_send_nothing(self):
+        # torchrun's other processes have no protocol stream: their sends are
+        # dropped, not written to a stdout r3check does not read.
+        from r3runtime.protocol import Adapter
+
+        Adapter(stdio=None).send({"type": "result", "id": 1})  # no AttributeError
+        written = []
+        stdio = type("Stdio", (), {})()
+        stdio.writer = type("W", (), {"write": lambda self, t: written.append(t), "flush": lambda self: None})()
+        Adapter(stdio=stdio).send({"type": "result", "id": 1})
+        self.assertEqual([json.loads(t) for t in written], [{"type": "result", "id": 1}])
+
     def test_groups_of_one_pass_through_and_others_are_gaps(self):
         x = torch.ones(2, 2)
         alone = SimpleGroup(1, 0, 0, "dp")

@@ -31,6 +31,18 @@ class StandInsTest(unittest.TestCase):
         with self.assertRaises(StandInGap):
             P.attr
 
+    def test_a_placeholder_instance_called_at_import_time_stays_inert(self):
+        # vllm.envs.VLLM_X(), helper(1, 2), obj.method(fn=f): not a decorator,
+        # so another placeholder, never an argument handed back or an error.
+        inst = standins.make_placeholder("pkg.mod.helper")()
+        for args, kwargs in (((), {}), ((1, 2), {}), ((1,), {}), ((len,), {"key": 1})):
+            got = inst(*args, **kwargs)
+            self.assertTrue(standins.is_placeholder(got), (args, kwargs, got))
+        self.assertIs(inst(len), len)  # one callable: used as a decorator
+        standins.go_live()
+        with self.assertRaises(StandInGap):
+            inst(len)
+
     def test_standin_object_names_what_it_has(self):
         o = standins.StandInObject("vllm.config.ParallelConfig", tensor_parallel_size=2)
         self.assertEqual(o.tensor_parallel_size, 2)
