@@ -265,6 +265,18 @@ class InterfacesTest(OneOffEngines):
                                              "max_num_kv_tokens, model_config, instance_id)")
         self.assert_ranks(res, {0: [R(0, 0, 5)], 1: [R(1, 0, 3)]})
 
+    def test_a_method_inspect_cannot_read_is_one_fatal_line(self):
+        # A C builtin or a wrapper with a broken __signature__: the adapter
+        # cannot tell the interface, and says so instead of guessing one.
+        src = self.engine(variant='{"interface": "legacy"}')
+        path = src / TARGET_REL
+        path.write_text(path.read_text() + "\nRoutedExpertsCapturer.init_buffer.__signature__ = 'broken'\n")
+        a = self.start(src)
+        msg = a.ask({"type": "hello", "protocol": 1})
+        self.assertEqual(msg["type"], "fatal", msg)
+        self.assertIn("cannot inspect RoutedExpertsCapturer.init_buffer", msg["error"])
+        self.assertEqual(a.proc.wait(timeout=60), 1)
+
     def test_abstract_base_design_with_create_enable(self):
         """create(enable) picks a real or no-op subclass; init_buffer takes
         enable_shared_memory; the buffer has a name of its own."""
