@@ -81,7 +81,7 @@ PY_TESTS = {
     'engines/sglang/r3_sglang': ['sglang_adapter_test'],
     'engines/vllm-ascend/r3_ascend': ['vllm_ascend_adapter_test'],
     'engines/vllm/r3_adapter.py': ENGINE_PY_TESTS,
-    'scripts/fuzz_report.py': ['overnight_driver_test'],
+    'scripts/fuzz_report.py': ['fuzz_report_test', 'overnight_driver_test'],
 }
 # Slow tests split into parts (issue 23, item 3), each run on its own, fastest
 # first, stopping at the first that fails: a mutant the fake-adapter part of
