@@ -56,5 +56,21 @@ class FuzzReportTest(unittest.TestCase):
             self.assertIn(line, svg)
 
 
+class EmptyNightTest(unittest.TestCase):
+    def test_a_night_with_no_status_line_is_an_empty_report_on_unit_axes(self):
+        state = tempfile.mkdtemp()
+        open(os.path.join(state, "progress.tsv"), "w").close()
+        subprocess.run([sys.executable, str(SCRIPT), state, "parser", "5", "0", "0"], check=True)
+        with open(os.path.join(state, "report.json")) as f:
+            r = json.load(f)
+        self.assertEqual((r["execs"], r["parts"], r["timeline"], r["exec_per_s_median"], r["findings"]),
+                         (0, 1, [], 0, []))
+        with open(os.path.join(state, "report.svg")) as f:
+            svg = f.read()
+        self.assertIn("coverage (cov) (max 1)", svg)
+        self.assertIn("corpus size (max 1)", svg)
+        self.assertIn("seconds (0 to 1)", svg)
+        self.assertNotIn("<polyline", svg)
+
 if __name__ == "__main__":
     unittest.main()
