@@ -164,6 +164,7 @@ class FaithfulStandInsTest(OneOffEngines):
             self.assertEqual((group.world_size, group.rank_in_group), (1, 0), group)
         platform = standins.current_platform
         self.assertIs(platform.is_cuda(), platform.device_type == "cuda")
+        self.assertIs(platform.is_cuda_alike(), platform.device_type == "cuda")
         self.assertIs(platform.is_cpu(), platform.device_type == "cpu")
         self.assertIs(platform.is_rocm(), False)
         self.assertIs(standins.is_full_attention_spec(standins.FullAttentionSpec()), True)
