@@ -12,6 +12,9 @@ src/r3/engine/fork_server.h) against `--no-fork-server`, end to end:
     is SIGKILLed, one whose client dies is SIGKILLed, one whose fork server
     dies is stopped by its client: no process is left, nor the folder;
 (d) a Python without torch: the same output, messages included.
+(e) a fork server that does not take a request (the request does not fit
+    its socket; it answers `pid 0`, nonsense, a refusal, or nothing): every
+    adapter is launched instead, with the bytes of --no-fork-server.
 
     tests/cli/fork_server_e2e_test.py R3CHECK_BIN     (exits 77, skip, without torch)
 """
@@ -346,6 +349,103 @@ class Ends(Base):
         self.assertIn('  PASS  ', lines[1])  # exec'd: the fork server is gone
         (orphan, zygote), = self.notes('orphan').items()
         self.assertEqual(wait_dead([orphan, zygote]), [])
+        self.assertNoForkServerLeft()
+
+
+# A fork server that listens, reads each request and answers it with
+# R3_FAKE_REPLY (nothing when empty), never forking: what a broken or
+# foreign zygote.py could say. r3check's client must launch the adapter.
+FAKE_ZYGOTE = '''import os, select, socket, sys
+path = sys.argv[1]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+srv.bind(path)
+srv.listen(16)
+os.write(1, b"listening\\n")
+reply = os.environ.get("R3_FAKE_REPLY", "").encode()
+while True:
+    ready, _, _ = select.select([0, srv], [], [])
+    if 0 in ready and not os.read(0, 64):
+        break
+    if srv in ready:
+        conn, _ = srv.accept()
+        _, fds, _, _ = socket.recv_fds(conn, 1 << 20, 4)
+        for fd in fds:
+            os.close(fd)
+        if reply:
+            conn.send(reply)
+        conn.close()
+os.unlink(path)
+'''
+
+
+def engines_with_zygote(folder, zygote_source):
+    """probe_engines, with runtime/r3runtime/zygote.py replaced."""
+    eng = probe_engines(folder)
+    runtime = os.path.join(eng, 'runtime')
+    os.unlink(runtime)
+    pkg = os.path.join(runtime, 'r3runtime')
+    os.makedirs(pkg)
+    real = os.path.join(ENGINES, 'runtime', 'r3runtime')
+    for name in os.listdir(real):
+        if name != 'zygote.py' and name != '__pycache__':
+            os.symlink(os.path.join(real, name), os.path.join(pkg, name))
+    with open(os.path.join(pkg, 'zygote.py'), 'w') as f:
+        f.write(zygote_source)
+    return eng
+
+
+class NotTaken(Base):
+    """Requests the fork server does not take: the client falls back to a
+    launch (fork_client.cc), never waits forever, never trusts a bad pid."""
+
+    def assertAllLaunched(self, folder, count):
+        states = probes(folder)
+        self.assertEqual(len(states), count)
+        for s in states:
+            self.assertFalse(s['torch_imported'], 'the adapter was launched, not forked')
+
+    def test_a_request_too_big_for_the_socket_is_launched(self):
+        # The environment travels in one seqpacket message: past the
+        # socket's send buffer sendmsg fails (EMSGSIZE), not EINTR.
+        with open('/proc/sys/net/core/wmem_default') as f:
+            wmem = int(f.read())
+        if wmem > 1500000:
+            self.skipTest(f'net.core.wmem_default {wmem}: a request past it would not fit exec either')
+        pad = {f'R3_TEST_PAD_{i}': 'x' * 100000 for i in range(wmem // 100000 + 2)}
+        eng = probe_engines(self.tmp)
+        versions = os.path.join(self.tmp, 'v')
+        os.makedirs(versions)
+        for name in ('post50874', 'pre50874'):
+            os.symlink(os.path.join(FIXTURES, name), os.path.join(versions, name))
+        outs = []
+        for name, extra in (('forked', []), ('launched', ['--no-fork-server'])):
+            folder = os.path.join(self.tmp, name)
+            os.makedirs(folder)
+            env = dict(self.env, R3_ENGINES_DIR=eng, R3_PROBE=folder, **pad)
+            outs.append(run(['--cases', '10', '--jobs', '1', *extra, versions], env, timeout=240))
+            self.assertAllLaunched(folder, 2)
+        self.assertEqual(outs[0], outs[1])
+        self.assertEqual(outs[0][0], 1, outs[0][2])  # pre50874 fails
+        self.assertNoForkServerLeft()
+
+    def test_a_fork_server_that_gives_no_pid_is_not_trusted(self):
+        eng = engines_with_zygote(self.tmp, FAKE_ZYGOTE)
+        post = os.path.join(FIXTURES, 'post50874')
+        want = None
+        for i, reply in enumerate(('pid 0', 'pid', 'status 0', 'refuse by the test', '')):
+            folder = os.path.join(self.tmp, f'probe{i}')
+            os.makedirs(folder)
+            env = dict(self.env, R3_ENGINES_DIR=eng, R3_PROBE=folder, R3_FAKE_REPLY=reply)
+            got = run(['--cases', '10', '--jobs', '1', post], env, timeout=240)
+            self.assertEqual(got[0], 0, (reply, got))
+            self.assertIn('  PASS  ', got[1], reply)
+            self.assertAllLaunched(folder, 1)
+            if want is None:
+                folder = os.path.join(self.tmp, 'direct')
+                os.makedirs(folder)
+                want = run(['--no-fork-server', '--cases', '10', '--jobs', '1', post],
+                           dict(env, R3_PROBE=folder), timeout=240)
+            self.assertEqual(got, want, reply)
         self.assertNoForkServerLeft()
 
 
