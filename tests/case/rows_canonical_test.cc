@@ -1,11 +1,13 @@
-// The canonical form of RowRuns with strided runs (rows.h): however a row
-// sequence reaches AppendRun (row by row, in runs of any stride, or as
-// sub-lists through AppendRuns), the result is one run list, the plain form
-// with its single-row groups folded, so `==` on RowRuns still compares rows.
+// The canonical form of RowRuns with strided and spaced runs (rows.h):
+// however a row sequence reaches AppendRun (row by row, in runs of any stride
+// and gap, or as sub-lists through AppendRuns), the result is one run list,
+// the plain form with its single-row groups folded, so `==` on RowRuns still
+// compares rows.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -34,11 +36,17 @@ rc::Gen<Rows> GenRows() {
       rc::gen::inRange<int64_t>(-1, 2), rc::gen::inRange<int64_t>(0, 6)));
 }
 
+// From the definition: a run's rows, a spaced run's padding between them.
 Rows Expand(const RowRuns& runs) {
   Rows out;
   for (const RowRun& run : runs) {
     for (int64_t i = 0; i < run.count; ++i) {
-      out.push_back({run.dp, run.is_pad() ? 0 : TokenAt(run, i)});
+      if (run.is_pad()) {
+        out.push_back({});
+        continue;
+      }
+      if (i > 0) out.insert(out.end(), static_cast<size_t>(run.gap), Row{});
+      out.push_back({run.dp, run.first + i * run.stride});
     }
   }
   return out;
@@ -66,24 +74,42 @@ RowRuns ReferencePlain(const Rows& rows) {
 }
 
 // The canonical form: the plain form, then each maximal left-to-right group
-// of >= 2 single-row runs of one rank at one token step made a strided run.
+// of >= 2 single-row runs of one rank at one token step, each two adjacent
+// or each two apart by one padding run of one count, made a strided run
+// (spaced by that count).
 RowRuns ReferenceCanonical(const Rows& rows) {
   const RowRuns plain = ReferencePlain(rows);
   const auto single = [&plain](size_t at, int64_t dp) {
     return at < plain.size() && plain[at].dp == dp && plain[at].count == 1;
   };
+  const auto pad = [&plain](size_t at, int64_t count) {
+    return at < plain.size() && plain[at].is_pad() && (count < 0 || plain[at].count == count);
+  };
   RowRuns out;
   for (size_t i = 0; i < plain.size();) {
     const RowRun& run = plain[i];
-    if (run.is_pad() || run.count != 1 || !single(i + 1, run.dp)) {
+    if (run.is_pad() || run.count != 1) {
       out.push_back(run);
       ++i;
       continue;
     }
-    const int64_t step = plain[i + 1].first - run.first;
-    size_t last = i + 1;
-    while (single(last + 1, run.dp) && plain[last + 1].first - plain[last].first == step) ++last;
-    out.push_back({run.dp, run.first, static_cast<int64_t>(last - i + 1), step});
+    // The next row of the group: adjacent, or past one padding run.
+    const int64_t gap = pad(i + 1, -1) ? plain[i + 1].count : 0;
+    const size_t hop = gap > 0 ? 2 : 1;
+    if (!single(i + hop, run.dp)) {
+      out.push_back(run);
+      ++i;
+      continue;
+    }
+    const int64_t step = plain[i + hop].first - run.first;
+    size_t last = i + hop;
+    int64_t count = 2;
+    while ((gap == 0 || pad(last + 1, gap)) && single(last + hop, run.dp) &&
+           plain[last + hop].first - plain[last].first == step) {
+      last += hop;
+      ++count;
+    }
+    out.push_back({run.dp, run.first, count, step, gap});
     i = last + 1;
   }
   return out;
@@ -97,6 +123,14 @@ RC_GTEST_PROP(RowsCanonical, RowByRowIsTheReferenceAndExpandsBack, ()) {
   RC_ASSERT(PlainRuns(runs) == ReferencePlain(rows));
   RC_ASSERT(TotalRows(runs) == static_cast<int64_t>(rows.size()));
   RC_ASSERT(PlainRunCount(runs) == static_cast<int64_t>(ReferencePlain(rows).size()));
+  // Row by row, each run says what its rows are.
+  int64_t at = 0;
+  for (const RowRun& run : runs) {
+    for (int64_t i = 0; i < RowsOf(run); ++i, ++at) {
+      const RowAtResult row = RowAt(run, i);
+      RC_ASSERT((Row{row.dp, row.token}) == rows[static_cast<size_t>(at)]);
+    }
+  }
 }
 
 // The rows cut into pieces, each one run that any caller could build: a
@@ -107,8 +141,29 @@ RC_GTEST_PROP(RowsCanonical, AnyChunkingIntoRunsGivesTheSameList, ()) {
   RowRuns runs;
   for (size_t i = 0; i < rows.size();) {
     const size_t most = *rc::gen::inRange<size_t>(1, rows.size() - i + 1);
-    RowRun run{rows[i].dp, rows[i].token, 1, *rc::gen::inRange<int64_t>(-3, 4)};
-    if (most >= 2 && rows[i + 1].dp == run.dp) {
+    RowRun run{rows[i].dp, rows[i].token, 1, *rc::gen::inRange<int64_t>(-3, 4),
+               *rc::gen::inRange<int64_t>(0, 3)};
+    // A spaced chunk: this row, padding, a row of its rank, and on.
+    size_t gap = 0;
+    while (!run.is_pad() && i + 1 + gap < rows.size() && rows[i + 1 + gap].dp == RowRun::kPad) ++gap;
+    const bool spaced = gap > 0 && i + 1 + gap < rows.size() && rows[i + 1 + gap].dp == run.dp &&
+                        *rc::gen::arbitrary<bool>();
+    if (spaced && most >= gap + 2) {
+      run.gap = static_cast<int64_t>(gap);
+      run.stride = rows[i + 1 + gap].token - run.first;
+      run.count = 2;
+      const auto next = [&](int64_t k) {  // where row k of the run would be
+        return i + static_cast<size_t>(k) * (gap + 1);
+      };
+      while (next(run.count) < i + most && next(run.count) < rows.size() &&
+             rows[next(run.count)] == Row{run.dp, TokenAt(run, run.count)} &&
+             std::all_of(rows.begin() + static_cast<std::ptrdiff_t>(next(run.count - 1) + 1),
+                         rows.begin() + static_cast<std::ptrdiff_t>(next(run.count)),
+                         [](const Row& r) { return r.dp == RowRun::kPad; })) {
+        ++run.count;
+      }
+    } else if (most >= 2 && rows[i + 1].dp == run.dp) {
+      run.gap = 0;
       run.stride = run.is_pad() ? 1 : rows[i + 1].token - run.first;
       while (static_cast<size_t>(run.count) < most &&
              rows[i + static_cast<size_t>(run.count)] ==
@@ -117,7 +172,7 @@ RC_GTEST_PROP(RowsCanonical, AnyChunkingIntoRunsGivesTheSameList, ()) {
       }
     }
     AppendRun(runs, run);
-    i += static_cast<size_t>(run.count);
+    i += static_cast<size_t>(run.count == 1 ? 1 : RowsOf(run));
   }
   RC_ASSERT(runs == RowByRow(rows));
 }
@@ -164,15 +219,60 @@ TEST(RowsCanonicalTest, SingleRowsAtOneStepFoldIntoOneRun) {
   EXPECT_EQ(RowByRow({{0, 3}, {0, 2}}), (RowRuns{{0, 3, 2, -1}}));           // -1 is no run
 }
 
-TEST(RowsCanonicalTest, AGroupEndsAtAnotherStepOrRankAndNeverHoldsPadding) {
+TEST(RowsCanonicalTest, AGroupEndsAtAnotherStepOrRankOrPadding) {
   EXPECT_EQ(RowByRow({{0, 0}, {0, 2}, {0, 4}, {0, 7}, {0, 10}}),
             (RowRuns{{0, 0, 3, 2}, {0, 7, 2, 3}}));
   EXPECT_EQ(RowByRow({{0, 0}, {1, 2}, {0, 4}}), (RowRuns{{0, 0, 1}, {1, 2, 1}, {0, 4, 1}}));
-  EXPECT_EQ(RowByRow({{0, 0}, {-1, 0}, {0, 4}, {-1, 0}, {-1, 0}}),
-            (RowRuns{{0, 0, 1}, {RowRun::kPad, 0, 1}, {0, 4, 1}, {RowRun::kPad, 0, 2}}));
+  // A group that is not spaced ends at padding; its last row starts nothing.
+  EXPECT_EQ(RowByRow({{0, 0}, {0, 2}, {-1, 0}, {0, 4}}),
+            (RowRuns{{0, 0, 2, 2}, {RowRun::kPad, 0, 1}, {0, 4, 1}}));
   RowRuns pad;
-  AppendRun(pad, {RowRun::kPad, 3, 2, 5});
+  AppendRun(pad, {RowRun::kPad, 3, 2, 5, 1});
   EXPECT_EQ(pad, (RowRuns{{RowRun::kPad, 0, 2}}));
+}
+
+// A capture that writes every other row: two runs per row in the plain
+// form, one spaced run here.
+TEST(RowsCanonicalTest, SingleRowsApartByOnePaddingCountFoldIntoASpacedRun) {
+  EXPECT_EQ(RowByRow({{0, 4}, {-1, 0}, {0, 5}, {-1, 0}, {0, 6}}), (RowRuns{{0, 4, 3, 1, 1}}));
+  EXPECT_EQ(RowByRow({{1, 0}, {-1, 0}, {-1, 0}, {1, 3}, {-1, 0}, {-1, 0}, {1, 6}, {-1, 0}}),
+            (RowRuns{{1, 0, 3, 3, 2}, {RowRun::kPad, 0, 1}}));
+  EXPECT_EQ(RowByRow({{0, 2}, {-1, 0}, {0, 2}}), (RowRuns{{0, 2, 2, 0, 1}}));  // a repeat
+  // Another padding count, another step or a contiguous run ends the group.
+  EXPECT_EQ(RowByRow({{0, 0}, {-1, 0}, {0, 1}, {-1, 0}, {-1, 0}, {0, 2}}),
+            (RowRuns{{0, 0, 2, 1, 1}, {RowRun::kPad, 0, 2}, {0, 2, 1}}));
+  EXPECT_EQ(RowByRow({{0, 0}, {-1, 0}, {0, 1}, {-1, 0}, {0, 5}}),
+            (RowRuns{{0, 0, 2, 1, 1}, {RowRun::kPad, 0, 1}, {0, 5, 1}}));
+  EXPECT_EQ(RowByRow({{0, 0}, {0, 1}, {-1, 0}, {0, 2}}),
+            (RowRuns{{0, 0, 2}, {RowRun::kPad, 0, 1}, {0, 2, 1}}));
+  // A row next to the group's last row takes it back, with the padding
+  // before it.
+  EXPECT_EQ(RowByRow({{0, 0}, {-1, 0}, {0, 1}, {-1, 0}, {0, 2}, {0, 3}}),
+            (RowRuns{{0, 0, 2, 1, 1}, {RowRun::kPad, 0, 1}, {0, 2, 2}}));
+  EXPECT_EQ(RowByRow({{0, 0}, {-1, 0}, {0, 1}, {0, 2}}),
+            (RowRuns{{0, 0, 1}, {RowRun::kPad, 0, 1}, {0, 1, 2}}));
+  // Joined lists: the padding at the head of the second list lies between
+  // the first list's last row and its own first row.
+  RowRuns joined{{0, 0, 1}};
+  AppendRuns(joined, RowRuns{{RowRun::kPad, 0, 1}, {0, 1, 1}, {1, 0, 4}});
+  EXPECT_EQ(joined, (RowRuns{{0, 0, 2, 1, 1}, {1, 0, 4}}));
+}
+
+TEST(RowsCanonicalTest, ReportsAndSlicesShowASpacedRunsRowsAndPadding) {
+  const RowRuns runs{{0, 0, 4, 1, 2}};  // r0 p p r1 p p r2 p p r3
+  EXPECT_EQ(TotalRows(runs), 10);
+  EXPECT_EQ(PlainRunCount(runs), 7);
+  EXPECT_EQ(DescribeRuns(runs), "dp0[0..1) pad2 dp0[1..2) pad2 dp0[2..3) pad2 dp0[3..4)");
+  EXPECT_EQ(DescribeRuns(runs, 2), "dp0[0..1) pad2 ... and 5 more runs (7 rows)");
+  EXPECT_EQ(RunsToJson(RowRuns{{0, 7, 2, -7, 1}}).dump(),
+            R"([{"dp":0,"from":7,"count":1},{"pad":1},{"dp":0,"from":0,"count":1}])");
+  const RowTensor tensor(runs);
+  EXPECT_EQ(tensor.Slice(0, 10), runs);
+  EXPECT_EQ(tensor.Slice(1, 5), (RowRuns{{RowRun::kPad, 0, 2}, {0, 1, 1}, {RowRun::kPad, 0, 1}}));
+  EXPECT_EQ(tensor.Slice(3, 7), (RowRuns{{0, 1, 2, 1, 2}}));
+  EXPECT_EQ(tensor.Slice(2, 9), (RowRuns{{RowRun::kPad, 0, 1}, {0, 1, 2, 1, 2}, {RowRun::kPad, 0, 2}}));
+  EXPECT_EQ(RowAt(runs[0], 6).token, 2);
+  EXPECT_EQ(RowAt(runs[0], 5).dp, RowRun::kPad);
 }
 
 // A contiguous run after a group: the plain form merged the group's last

@@ -5,9 +5,13 @@
 //
 // A run may also be strided: count >= 2 single rows first, first + stride,
 // ... of one DP rank, so that a scattered capture (a kernel writing every
-// L-th row) stays a handful of runs instead of one per row. The stride is
+// L-th row) stays a handful of runs instead of one per row. A strided run
+// may also be spaced: `gap` padding rows between each two of its rows (a
+// capture that writes every other row, padding in between), so that a
+// misplaced capture is a few runs too, not two per row. Stride and gap are
 // representation only: reports and JSON show the plain form, in which a
-// strided run is its count single-row runs.
+// strided run is its count single-row runs, with a padding run of `gap`
+// rows between each two.
 #ifndef R3_CASE_ROWS_H_
 #define R3_CASE_ROWS_H_
 
@@ -27,22 +31,41 @@ struct RowRun {
   // for padding; anything else (0 and negative included) only in a strided
   // run of count >= 2 rows, each a run of its own in the plain form.
   int64_t stride = 1;
+  // Padding rows between each two rows of a strided run (never after its
+  // last row); 0 everywhere else.
+  int64_t gap = 0;
 
   bool is_pad() const { return dp == kPad; }
-  bool strided() const { return stride != 1; }
+  bool strided() const { return stride != 1 || gap != 0; }
   friend bool operator==(const RowRun&, const RowRun&) = default;
 };
 
 using RowRuns = std::vector<RowRun>;
 
-// Token of row i (0 <= i < count) of a non-padding run.
+// Token of the i-th row of the owner (0 <= i < count) of a non-padding run.
 inline int64_t TokenAt(const RowRun& run, int64_t i) { return run.first + i * run.stride; }
+
+// Rows the run spans: its count, and a spaced run's padding between.
+int64_t RowsOf(const RowRun& run);
+
+// Row `at` (0 <= at < RowsOf(run)) of a run: its owner and token, or
+// {kPad, 0} for a padding row.
+struct RowAtResult {
+  int64_t dp;
+  int64_t token;
+};
+RowAtResult RowAt(const RowRun& run, int64_t at);
+
+// Appends rows [lo, hi) of `run` (clamped to [0, RowsOf(run))) to `runs` as
+// AppendRun would append them one by one.
+void AppendRunRows(RowRuns& runs, const RowRun& run, int64_t lo, int64_t hi);
 
 // Appends a run as if row by row, keeping the canonical form, so equal row
 // sequences always have equal run lists: contiguous rows merged into one run
 // (the plain form), then every maximal left-to-right group of >= 2 single-row
-// runs of one DP rank at a constant token step one strided run. Empty runs
-// are dropped. O(1).
+// runs of one DP rank at a constant token step, each two either adjacent or
+// apart by one padding run of a constant count, one strided run (spaced by
+// that count, or not). Empty runs are dropped. O(1).
 void AppendRun(RowRuns& runs, const RowRun& run);
 // `more` canonical (built by AppendRun, as every RowRuns is): O(1) per run
 // until its runs settle, then a copy of the rest.
@@ -50,7 +73,8 @@ void AppendRuns(RowRuns& runs, const RowRuns& more);
 
 int64_t TotalRows(const RowRuns& runs);
 
-// Runs of the plain form: a strided run counts as its rows.
+// Runs of the plain form: a strided run counts as its rows and the padding
+// runs between them.
 int64_t PlainRunCount(const RowRuns& runs);
 
 // Calls f(const RowRun&) for each run of the plain form, in order, until f
@@ -63,6 +87,7 @@ void ForEachPlainRun(const RowRuns& runs, F&& f) {
       continue;
     }
     for (int64_t i = 0; i < run.count; ++i) {
+      if (i > 0 && run.gap > 0 && !f(RowRun{RowRun::kPad, 0, run.gap})) return;
       if (!f(RowRun{run.dp, TokenAt(run, i), 1})) return;
     }
   }

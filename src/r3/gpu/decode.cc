@@ -14,31 +14,39 @@ namespace {
 // a walk from the first run for every row (a scattered claim has many runs).
 class ClaimCursor {
  public:
-  explicit ClaimCursor(const RowRuns& runs) : runs_(runs) {}
+  explicit ClaimCursor(const RowRuns& runs) : runs_(runs) { Enter(); }
 
   // Starts at captured row `row`: a chunk of a rank's rows decodes on its
   // own thread.
   ClaimCursor(const RowRuns& runs, int64_t row) : runs_(runs) {
-    while (run_ < runs_.size() && row >= runs_[run_].count) row -= runs_[run_++].count;
+    Enter();
+    while (run_ < runs_.size() && row >= run_rows_) {
+      row -= run_rows_;
+      ++run_;
+      Enter();
+    }
     at_ = run_ < runs_.size() ? row : 0;
   }
 
   // The next row's claim; padding past the claimed rows.
   Identity Next() {
-    while (run_ < runs_.size() && at_ == runs_[run_].count) {
+    while (run_ < runs_.size() && at_ == run_rows_) {
       ++run_;
       at_ = 0;
+      Enter();
     }
     if (run_ == runs_.size()) return {};
-    const RowRun& run = runs_[run_];
-    const int64_t i = at_++;
-    return {run.dp, run.is_pad() ? 0 : TokenAt(run, i)};
+    const RowAtResult row = RowAt(runs_[run_], at_++);
+    return {row.dp, row.token};
   }
 
  private:
+  void Enter() { run_rows_ = run_ < runs_.size() ? RowsOf(runs_[run_]) : 0; }
+
   const RowRuns& runs_;
   size_t run_ = 0;
-  int64_t at_ = 0;  // rows of runs_[run_] already claimed
+  int64_t run_rows_ = 0;  // RowsOf(runs_[run_])
+  int64_t at_ = 0;        // rows of runs_[run_] already claimed
 };
 
 // Whether a captured row holds the claim's values. The device's lookup

@@ -79,10 +79,10 @@ void Gather(DispatchPlan& plan, GatherGroup& group) {
     }
     // The member's first `size` rows (one or two runs).
     int64_t left = size;
-    for (RowRun run : member.local) {
-      run.count = std::min(run.count, left);
-      left -= run.count;
-      AppendRun(group.rows, run);
+    for (const RowRun& run : member.local) {
+      const int64_t take = std::min(RowsOf(run), left);
+      AppendRunRows(group.rows, run, 0, take);
+      left -= take;
     }
   }
 }

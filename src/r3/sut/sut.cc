@@ -53,11 +53,9 @@ RowRuns SliceRuns(const RowRuns& runs, int64_t start, int64_t end) {
   RowRuns out;
   int64_t begin = 0;
   for (const RowRun& run : runs) {
-    const int64_t run_end = CheckedAdd(begin, run.count);
-    const int64_t lo = std::max(start, begin);
-    const int64_t hi = std::min(end, run_end);
-    // AppendRun drops an empty or negative piece and resets a pad's `first`.
-    AppendRun(out, {run.dp, TokenAt(run, lo - begin), hi - lo, run.stride});
+    const int64_t run_end = CheckedAdd(begin, RowsOf(run));
+    // AppendRunRows clamps the piece to the run (an empty one adds nothing).
+    AppendRunRows(out, run, start - begin, end - begin);
     begin = run_end;
   }
   return out;
