@@ -557,6 +557,66 @@ TEST(DecodeTest, ChunksOfScatteredRowsAppendToTheWholeDecode) {
   ExpectChunksAppendToTheWholeDecode(c, plan, host, seed, view);
 }
 
+// The device's row lookups (CaptureRows::found) stand in for the host's
+// index: with them, as the device writes them (the model's row, the one
+// step row with these values, none, or "ask the host" when several have
+// them), every row decodes as the host's own index and poison test decode
+// it, without the host reading the row's values.
+TEST(DecodeTest, TheDevicesLookupsDecodeAsTheHostsIndex) {
+  auto [c, seed, host, plan] = PlanCase(ParseCase(
+      "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
+      "top_k 2\nnum_experts 256\nnum_layers 3\ntokens 13 9\n",
+      "test"));
+  auto bufs = CorrectReadback(c, plan, seed);
+  for (int64_t row = 2; row < 8; ++row) PutRow(bufs[0], plan, seed, row, /*dp=*/1, (row * 2) % 9);
+  const auto cell = [&](int64_t rank, int64_t row, int64_t k) -> int32_t& {
+    return bufs[static_cast<size_t>(rank)][static_cast<size_t>(
+        (row * plan.num_layers + plan.layer) * plan.top_k + k)];
+  };
+  for (int64_t k = 0; k < plan.top_k; ++k) {
+    cell(0, 8, k) = kPoison;   // SP padding
+    cell(0, 9, k) = 1000 + k;  // no row of the step
+  }
+  PutRow(bufs[1], plan, seed, /*row=*/5, /*dp=*/0, /*token=*/0);  // packed as 0
+  host.ranks[1].captured = RowRuns{{0, 4, 3}, {1, 3, 6}};  // a claim partly wrong
+  const RowIndex index(c, seed, plan.id_space);
+  int64_t asked = 0, unique = 0, none = 0;
+  for (size_t rank = 0; rank < plan.ranks.size(); ++rank) {
+    const RankPlan& r = plan.ranks[rank];
+    const int64_t n = CaptureRowsOf(plan, rank, ReadbackRowsOf(c, plan)[rank]);
+    std::vector<int32_t> values;
+    std::vector<int64_t> found;
+    for (int64_t row = 0; row < n; ++row) {
+      std::vector<int32_t> v;
+      for (int64_t k = 0; k < plan.top_k; ++k) v.push_back(cell(static_cast<int64_t>(rank), row, k));
+      values.insert(values.end(), v.begin(), v.end());
+      std::vector<Identity> same;
+      for (int64_t d = 0; d < c.config.dp; ++d) {
+        for (int64_t t = 0; t < c.step.padded[static_cast<size_t>(d)]; ++t) {
+          if (index.Matches(v.data(), Identity{d, t})) same.push_back({d, t});
+        }
+      }
+      const bool model = row < c.step.padded[static_cast<size_t>(r.dp)] &&
+                         index.Matches(v.data(), Identity{r.dp, row});
+      // The device may also leave any row to the host (a full table slot).
+      found.push_back(model                                ? kModelRow
+                      : row % 3 == 0 || same.size() > 1 ? (++asked, kAskTheHost)
+                      : same.empty()                       ? (++none, kNoStepRow)
+                      : (++unique, PackedRow(same[0].dp, same[0].token)));
+    }
+    const RowRuns host_index =
+        DecodeRankRows(c, plan, host, index, rank, CaptureRows{values.data(), n}, 0, n);
+    EXPECT_EQ(DecodeRankRows(c, plan, host, index, rank, CaptureRows{values.data(), n, found.data()},
+                             0, n),
+              host_index)
+        << "rank " << rank;
+  }
+  // Every kind of answer was given.
+  EXPECT_GT(asked, 0);
+  EXPECT_GT(unique, 0);
+  EXPECT_GT(none, 0);
+}
+
 // With one expert every row has the same fill and each row is its claim:
 // a chunk must start at its own row's claim, not the rank's first.
 TEST(DecodeTest, ChunksOfEqualFillsEachStartAtTheirOwnClaim) {

@@ -80,14 +80,6 @@ int64_t RowsOf(const RowRun& run) {
   return CheckedAdd(run.count, CheckedMul(run.count - 1, run.gap));
 }
 
-RowAtResult RowAt(const RowRun& run, int64_t at) {
-  if (run.is_pad()) return {RowRun::kPad, 0};
-  if (run.gap <= 0) return {run.dp, TokenAt(run, at)};
-  const int64_t period = run.gap + 1;
-  if (at % period != 0) return {RowRun::kPad, 0};
-  return {run.dp, TokenAt(run, at / period)};
-}
-
 void AppendRun(RowRuns& runs, const RowRun& run) {
   if (run.count <= 0) return;
   if (run.is_pad()) {

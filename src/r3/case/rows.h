@@ -49,12 +49,18 @@ inline int64_t TokenAt(const RowRun& run, int64_t i) { return run.first + i * ru
 int64_t RowsOf(const RowRun& run);
 
 // Row `at` (0 <= at < RowsOf(run)) of a run: its owner and token, or
-// {kPad, 0} for a padding row.
+// {kPad, 0} for a padding row. Inline: decoders call it once per row.
 struct RowAtResult {
   int64_t dp;
   int64_t token;
 };
-RowAtResult RowAt(const RowRun& run, int64_t at);
+inline RowAtResult RowAt(const RowRun& run, int64_t at) {
+  if (run.is_pad()) return {RowRun::kPad, 0};
+  if (run.gap <= 0) return {run.dp, TokenAt(run, at)};
+  const int64_t period = run.gap + 1;
+  if (at % period != 0) return {RowRun::kPad, 0};
+  return {run.dp, TokenAt(run, at / period)};
+}
 
 // Appends rows [lo, hi) of `run` (clamped to [0, RowsOf(run))) to `runs` as
 // AppendRun would append them one by one.

@@ -208,6 +208,11 @@ RowRuns DecodeRankRows(const Case& c, const Plan& plan, const sut::Observation& 
       id = claim;
     } else if (is_model) {
       id = {r.dp, row};
+    } else if (rows.found != nullptr && rows.found[row] != kAskTheHost) {
+      // The device's lookup: a row of the step (whose fills are never
+      // poison), or none (padding), which is what the poison test and the
+      // lookup below would say, without reading the row's values.
+      if (rows.found[row] >= 0) id = {PackedDp(rows.found[row]), PackedToken(rows.found[row])};
     } else if (std::all_of(got, got + k_size, [](int32_t v) { return v == kPoison; })) {
       id = {};
     } else if (auto found = Lookup(index, rows, row, got, claim)) {
