@@ -191,6 +191,10 @@ RowRuns DecodeRankRows(const Case& c, const Plan& plan, const sut::Observation& 
   RowRuns runs;
   if (!r.capture) return runs;
   ClaimCursor claim_at(host.ranks[rank].captured, first);
+  // Padding rows are counted and appended as one run when a row of the step
+  // comes (or at the end): the same list as one AppendRun per row, without
+  // a call for each row of a long unwritten tail.
+  int64_t pads = 0;
   for (int64_t row = first; row < last; ++row) {
     const int32_t* got = rows.data + row * k_size;
     // Equal fills cannot be told apart: the host SUT's claim, then the
@@ -218,9 +222,18 @@ RowRuns DecodeRankRows(const Case& c, const Plan& plan, const sut::Observation& 
     } else if (auto found = Lookup(index, rows, row, got, claim)) {
       id = *found;
     }
+    if (id.dp == RowRun::kPad) {
+      ++pads;
+      continue;
+    }
+    if (pads > 0) {
+      AppendRun(runs, {RowRun::kPad, 0, pads});
+      pads = 0;
+    }
     // A scattered capture (rows at a wrong stride) folds into strided runs.
-    AppendRun(runs, {id.dp, id.dp == RowRun::kPad ? 0 : id.token, 1});
+    AppendRun(runs, {id.dp, id.token, 1});
   }
+  AppendRun(runs, {RowRun::kPad, 0, pads});
   return runs;
 }
 
