@@ -537,17 +537,33 @@ void ExpectChunksAppendToTheWholeDecode(const Case& c, const Plan& plan,
   for (const RowRuns& runs : head.captured) EXPECT_TRUE(runs.empty());
 }
 
+// Two DP ranks of 13 and 9 rows over 3 layers whose DP0 rows 2..7 hold
+// DP1's rows at stride 2 (mod 9): the scattered capture the decode tests
+// below start from.
+struct Scattered {
+  Planned planned;
+  std::vector<std::vector<int32_t>> bufs;
+};
+
+Scattered ScatteredCapture(int64_t top_k) {
+  Scattered s{PlanCase(ParseCase("r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\n"
+                                 "max_num_batched_tokens 64\ntop_k " + std::to_string(top_k) +
+                                     "\nnum_experts 256\nnum_layers 3\ntokens 13 9\n",
+                                 "test")),
+              {}};
+  const Planned& p = s.planned;
+  s.bufs = CorrectReadback(p.c, p.plan, p.seed);
+  for (int64_t row = 2; row < 8; ++row) PutRow(s.bufs[0], p.plan, p.seed, row, /*dp=*/1, (row * 2) % 9);
+  return s;
+}
+
 // Cuts through a claim's run, a strided group of scattered rows, padding,
 // and a row the claim gets wrong.
 TEST(DecodeTest, ChunksOfScatteredRowsAppendToTheWholeDecode) {
-  auto [c, seed, host, plan] = PlanCase(ParseCase(
-      "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
-      "top_k 4\nnum_experts 256\nnum_layers 3\ntokens 13 9\n",
-      "test"));
-  auto bufs = CorrectReadback(c, plan, seed);
-  // DP0: rows 2..7 scattered at stride 2 of DP1, row 8 poison, rows 9.. the
-  // model's; DP1 claims DP0's rows 4.. for its first rows.
-  for (int64_t row = 2; row < 8; ++row) PutRow(bufs[0], plan, seed, row, /*dp=*/1, (row * 2) % 9);
+  auto [planned, bufs] = ScatteredCapture(/*top_k=*/4);
+  auto& [c, seed, host, plan] = planned;
+  // DP0: row 8 poison, rows 9.. the model's; DP1 claims DP0's rows 4.. for
+  // its first rows.
   for (int64_t j = 0; j < plan.top_k; ++j) {
     bufs[0][static_cast<size_t>((8 * plan.num_layers + plan.layer) * plan.top_k + j)] = kPoison;
   }
@@ -563,12 +579,8 @@ TEST(DecodeTest, ChunksOfScatteredRowsAppendToTheWholeDecode) {
 // them), every row decodes as the host's own index and poison test decode
 // it, without the host reading the row's values.
 TEST(DecodeTest, TheDevicesLookupsDecodeAsTheHostsIndex) {
-  auto [c, seed, host, plan] = PlanCase(ParseCase(
-      "r3case 1\ndp 2\ntp 1\nep off\ndispatch naive\nsp auto\nmax_num_batched_tokens 64\n"
-      "top_k 2\nnum_experts 256\nnum_layers 3\ntokens 13 9\n",
-      "test"));
-  auto bufs = CorrectReadback(c, plan, seed);
-  for (int64_t row = 2; row < 8; ++row) PutRow(bufs[0], plan, seed, row, /*dp=*/1, (row * 2) % 9);
+  auto [planned, bufs] = ScatteredCapture(/*top_k=*/2);
+  auto& [c, seed, host, plan] = planned;
   const auto cell = [&](int64_t rank, int64_t row, int64_t k) -> int32_t& {
     return bufs[static_cast<size_t>(rank)][static_cast<size_t>(
         (row * plan.num_layers + plan.layer) * plan.top_k + k)];
