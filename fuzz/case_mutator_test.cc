@@ -16,6 +16,7 @@
 #include "r3/case/limits.h"
 #include "r3/sut/mutants.h"
 #include "r3check_config.h"
+#include "tests/testing/approval.h"
 
 namespace r3::fuzz {
 namespace {
@@ -322,13 +323,7 @@ TEST(CaseMutatorTest, TheStreamOfASeedIsApproved) {
   }
   out << "# FNV-1a of a 20000-mutation walk: " << std::hex << walk << "\n"
       << "# FNV-1a of 5000 random cases: " << random << std::dec << "\n";
-  const std::string path = std::string(R3CHECK_TESTDATA) + "/approved/case_mutator_seed7.txt";
-  const char* update = std::getenv("R3_UPDATE_APPROVALS");
-  if (update != nullptr && std::string(update) == "1") std::ofstream(path) << out.str();
-  std::ifstream in(path);
-  std::stringstream approved;
-  approved << in.rdbuf();
-  EXPECT_EQ(out.str(), approved.str()) << "the mutator's stream changed: " << path;
+  testing::ExpectApproved("case_mutator_seed7.txt", out.str(), "the mutator's stream");
 }
 
 TEST(FuzzSutTest, FlagsOverrideTheEnvironment) {

@@ -19,26 +19,14 @@
 #include "r3/check/sizing_report.h"
 #include "r3/check/strip.h"
 #include "r3check_config.h"
+#include "tests/testing/approval.h"
 #include "tests/testing/test_case.h"
 
 namespace r3::check {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 void ExpectApproved(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(R3CHECK_TESTDATA) + "/approved/" + name;
-  const char* update = std::getenv("R3_UPDATE_APPROVALS");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << actual;
-    return;
-  }
-  EXPECT_EQ(actual, ReadFile(path)) << "report format changed: " << path;
+  testing::ExpectApproved(name, actual, "report format");
 }
 
 Case Seed(const std::string& name) {

@@ -17,6 +17,7 @@
 #include "r3/case/case_format.h"
 #include "r3/case/step_shapes.h"
 #include "r3check_config.h"
+#include "tests/testing/approval.h"
 
 namespace r3::sample {
 namespace {
@@ -247,13 +248,7 @@ TEST(CaseSamplerTest, TheStreamOfASeedIsApproved) {
     out << "# " << name << " seed 7, FNV-1a of the first " << kCases << " cases: " << std::hex
         << digest << std::dec << "\n";
   }
-  const std::string path = std::string(R3CHECK_TESTDATA) + "/approved/sampler_seed7.txt";
-  const char* update = std::getenv("R3_UPDATE_APPROVALS");
-  if (update != nullptr && std::string(update) == "1") std::ofstream(path) << out.str();
-  std::ifstream in(path);
-  std::stringstream approved;
-  approved << in.rdbuf();
-  EXPECT_EQ(out.str(), approved.str()) << "the sampler's stream changed: " << path;
+  testing::ExpectApproved("sampler_seed7.txt", out.str(), "the sampler's stream");
 }
 
 }  // namespace
