@@ -573,6 +573,52 @@ TEST(DecodeTest, ChunksOfScatteredRowsAppendToTheWholeDecode) {
   ExpectChunksAppendToTheWholeDecode(c, plan, host, seed, view);
 }
 
+// The judge's written rows: rows past the last one the capture wrote at the
+// capture layer are unwritten, decode as padding, and are not read back (a
+// lying tail is never looked at); with the count unknown every row is read,
+// to the same runs.
+TEST(DecodeTest, RowsPastTheLastWrittenOneDecodeAsPaddingUnread) {
+  auto [c, seed, host, plan] = PlanCase(Dp2Ragged(/*layers=*/3));
+  auto bufs = CorrectReadback(c, plan, seed);
+  const int64_t n = CaptureRowsOf(plan, 0, ReadbackRowsOf(c, plan)[0]);
+  ASSERT_GE(n, 4);
+  const auto cell = [&](int64_t row, int64_t k) -> int32_t& {
+    return bufs[0][static_cast<size_t>((row * plan.num_layers + plan.layer) * plan.top_k + k)];
+  };
+  for (int64_t k = 0; k < plan.top_k; ++k) cell(n - 2, k) = cell(n - 1, k) = kUnwritten;
+  const std::vector<Readback> view = View(bufs, c, plan);
+  std::vector<RankSummary> summaries = Summarize(c, plan, seed, view);
+  EXPECT_EQ(summaries[0].written_rows, n - 2);
+  EXPECT_EQ(summaries[1].written_rows, CaptureRowsOf(plan, 1, view[1].rows));
+  EXPECT_EQ(DecodedRowsOf(summaries[0], n), n - 2);
+  EXPECT_EQ(DecodedRowsOf(RankSummary{}, n), n);
+  std::vector<int64_t> checked;
+  std::vector<std::vector<int32_t>> layer_rows(plan.ranks.size());
+  std::vector<CaptureRows> rows;
+  for (size_t r = 0; r < plan.ranks.size(); ++r) {
+    checked.push_back(view[r].rows);
+    const int64_t m = CaptureRowsOf(plan, r, view[r].rows);
+    for (int64_t row = 0; row < m; ++row) {
+      const int32_t* at = view[r].data + (row * plan.num_layers + plan.layer) * plan.top_k;
+      layer_rows[r].insert(layer_rows[r].end(), at, at + plan.top_k);
+    }
+    rows.push_back({layer_rows[r].data(), m});
+  }
+  const Decoded cut = DecodeSummary(c, plan, host, seed, summaries, checked, rows);
+  EXPECT_EQ(cut.captured[0], (RowRuns{{0, 0, n - 2}, {RowRun::kPad, 0, 2}}));
+  EXPECT_EQ(cut.captured[1], host.ranks[1].captured);
+  std::vector<RankSummary> unknown = summaries;
+  for (RankSummary& s : unknown) s.written_rows = -1;
+  EXPECT_EQ(DecodeSummary(c, plan, host, seed, unknown, checked, rows).captured, cut.captured);
+  // A tail the summary says is unwritten is not read: DP1's first row there
+  // would decode as that row.
+  for (int64_t k = 0; k < plan.top_k; ++k) {
+    layer_rows[0][static_cast<size_t>((n - 1) * plan.top_k + k)] = FillValue(seed, 1, 0, k, plan.id_space);
+  }
+  EXPECT_EQ(DecodeSummary(c, plan, host, seed, summaries, checked, rows).captured, cut.captured);
+  EXPECT_NE(DecodeSummary(c, plan, host, seed, unknown, checked, rows).captured[0], cut.captured[0]);
+}
+
 // The device's row lookups (CaptureRows::found) stand in for the host's
 // index: with them, as the device writes them (the model's row, the one
 // step row with these values, none, or "ask the host" when several have

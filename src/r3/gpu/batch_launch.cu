@@ -546,6 +546,7 @@ RankSummary BatchLaunch::Summary(const Work& w, size_t rank) const {
   std::memcpy(slots, pinned_base_ + l.pinned_offset + (l.seeds + b.counter) * 8, sizeof slots);
   RankSummary s;
   s.wrong_values = static_cast<int64_t>(slots[kWrongSlot]);
+  s.written_rows = static_cast<int64_t>(slots[kWrittenSlot]);
   if (s.wrong_values > 0) {
     s.first_index = static_cast<int64_t>(~slots[kFirstSlot]);
     s.first_got = static_cast<int32_t>(static_cast<uint32_t>(slots[kGotSlot]));

@@ -132,11 +132,13 @@ std::vector<RankSummary> Summarize(const Case& c, const Plan& plan, uint64_t see
     const RankPlan& r = plan.ranks[i];
     const Readback& rb = readback[i];
     const int64_t real = c.step.padded[static_cast<size_t>(r.dp)];
+    out[i].written_rows = 0;
     // Every value read back against the model: DP rank dp's rows at the
     // capture layer, kUnwritten everywhere else.
     for (int64_t at = 0; at < rb.rows * layers * k_size; ++at) {
       const int64_t row = at / (layers * k_size);
       const int64_t l = at / k_size % layers;
+      if (l == plan.layer && rb.data[at] != kUnwritten) out[i].written_rows = row + 1;
       const int32_t expected = (l == plan.layer && row < real)
                                    ? FillValue(seed, r.dp, row, at % k_size, plan.id_space)
                                    : kUnwritten;
@@ -154,6 +156,10 @@ int64_t CaptureRowsOf(const Plan& plan, size_t rank, int64_t readback_rows) {
   const RankPlan& r = plan.ranks[rank];
   if (!r.capture) return 0;
   return std::max<int64_t>(0, std::min(r.capture_end - r.capture_start, readback_rows));
+}
+
+int64_t DecodedRowsOf(const RankSummary& summary, int64_t capture_rows) {
+  return summary.written_rows < 0 ? capture_rows : std::min(capture_rows, summary.written_rows);
 }
 
 Decoded DecodeSummaryOnly(const Case& c, const Plan& plan, uint64_t seed,
@@ -244,8 +250,10 @@ Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& h
   Decoded out = DecodeSummaryOnly(c, plan, seed, summaries, readback_rows);
   const RowIndex index(c, seed, plan.id_space);
   for (size_t i = 0; i < plan.ranks.size(); ++i) {
-    out.captured[i] =
-        DecodeRankRows(c, plan, host, index, i, capture_rows[i], 0, capture_rows[i].rows);
+    const int64_t rows = capture_rows[i].rows;
+    const int64_t read = DecodedRowsOf(summaries[i], rows);
+    out.captured[i] = DecodeRankRows(c, plan, host, index, i, capture_rows[i], 0, read);
+    if (plan.ranks[i].capture) AppendRun(out.captured[i], {RowRun::kPad, 0, rows - read});
   }
   return out;
 }

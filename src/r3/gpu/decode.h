@@ -32,6 +32,10 @@ struct RankSummary {
   int64_t wrong_values = 0;
   int64_t first_index = -1;  // -1: no wrong value
   int32_t first_got = 0;
+  // Capture-layer rows up to the last one holding anything but kUnwritten:
+  // the rows past it read as padding, so the decode need not read them.
+  // -1: not known (every captured row is decoded).
+  int64_t written_rows = -1;
 };
 
 // One capturing rank's capture-layer rows [0, rows): (rows, K), and per
@@ -62,6 +66,10 @@ std::vector<RankSummary> Summarize(const Case& c, const Plan& plan, uint64_t see
 // Rows the decode needs of capturing rank `rank`: its slice's rows up to the
 // read-back extent (0 for a rank that does not capture).
 int64_t CaptureRowsOf(const Plan& plan, size_t rank, int64_t readback_rows);
+
+// Of a rank's `capture_rows`, those the decode reads: up to the judge's
+// last written row. The rest are unwritten and decode as one padding run.
+int64_t DecodedRowsOf(const RankSummary& summary, int64_t capture_rows);
 
 // The decoded observation from the judge's summaries and the capturing
 // ranks' capture-layer rows: a row equal to the host SUT's claim or to the

@@ -172,6 +172,7 @@ __global__ void JudgeKernel(const JudgeTask* tasks, int64_t count, const uint64_
     const uint64_t seed = seeds[task.seed_index];
     const int64_t row_values = task.num_layers * task.top_k;
     unsigned long long wrong = 0;
+    unsigned long long written = 0;  // the element loop's rows only grow
     int64_t first = -1;
     R3_ELEMENT_LOOP(i, task.rows * row_values) {
       const int64_t row = i / row_values;
@@ -181,7 +182,9 @@ __global__ void JudgeKernel(const JudgeTask* tasks, int64_t count, const uint64_
           (layer == task.layer && row < task.model_rows)
               ? FillValue(seed, task.dp, row, in_row - layer * task.top_k, task.id_space)
               : kUnwritten;
-      if (task.capturer[i] != expected) {
+      const int32_t got = task.capturer[i];
+      if (layer == task.layer && got != kUnwritten) written = static_cast<unsigned long long>(row + 1);
+      if (got != expected) {
         if (wrong++ == 0) first = i;
       }
     }
@@ -190,6 +193,7 @@ __global__ void JudgeKernel(const JudgeTask* tasks, int64_t count, const uint64_
       atomicMax(&counters[task.counter_index + kFirstSlot],
                 ~static_cast<unsigned long long>(first));
     }
+    if (written > 0) atomicMax(&counters[task.counter_index + kWrittenSlot], written);
   }
 }
 

@@ -65,9 +65,11 @@ struct CaptureTask {
 // capture layer for row < model_rows and kUnwritten everywhere else. Its
 // summary is kJudgeSlots counters from counter_index: the count, the first
 // wrong value's flat index as ~index (0: none; counters start zeroed and an
-// atomicMax of ~index keeps the smallest), and the value found there.
-inline constexpr int64_t kJudgeSlots = 3;
-enum JudgeSlot : int64_t { kWrongSlot = 0, kFirstSlot = 1, kGotSlot = 2 };
+// atomicMax of ~index keeps the smallest), the value found there, and the
+// capture layer's written rows (1 + the last row holding anything but
+// kUnwritten: the read-back stops there).
+inline constexpr int64_t kJudgeSlots = 4;
+enum JudgeSlot : int64_t { kWrongSlot = 0, kFirstSlot = 1, kGotSlot = 2, kWrittenSlot = 3 };
 
 struct JudgeTask {
   const int32_t* capturer = nullptr;

@@ -132,10 +132,16 @@ struct Runner::Impl {
       decoded.values_checked = ValuesChecked(w.plan, rows);
       out[i] = Finish(w, std::move(decoded));
     });
-    // Each slow rank's rows: where they lie in its GPU's staging buffer.
-    const auto rows_of = [&](const Work& w, size_t r) {
+    // Each slow rank's rows in its GPU's staging buffer: the capture-layer
+    // rows up to the last the judge saw written (the unwritten rest decode
+    // as padding without coming back), or every checked value.
+    const auto capture_rows_of = [&](size_t i, size_t r) {
+      return CaptureRowsOf(works[i].plan, r, works[i].ranks[r].readback_rows);
+    };
+    const auto rows_of = [&](size_t i, size_t r) {
+      const Work& w = works[i];
       return full ? w.ranks[r].readback_rows * w.plan.num_layers
-                  : CaptureRowsOf(w.plan, r, w.ranks[r].readback_rows);
+                  : DecodedRowsOf(summaries[i][r], capture_rows_of(i, r));
     };
     // Per GPU: the pack tasks, and (summary mode) each slow case's row index
     // of the step's rows with the lookups of its captured rows in it.
@@ -158,7 +164,7 @@ struct Runner::Impl {
         const internal::RankBuffers& b = w.ranks[r];
         const size_t d = static_cast<size_t>(b.device);
         GpuReadback& g = gpus[d];
-        const int64_t rows = rows_of(w, r);
+        const int64_t rows = rows_of(i, r);
         at[i].push_back(g.values);
         row_at[i].push_back(g.rows);
         if (rows == 0) continue;
@@ -275,7 +281,7 @@ struct Runner::Impl {
       clocks.readback += Since(read_start);
       // A rank with no rows read back has no place in the staging buffer.
       const auto capture_rows = [&](const Work& w, size_t i, size_t r) -> CaptureRows {
-        const int64_t rows = rows_of(w, r);
+        const int64_t rows = rows_of(i, r);
         if (rows == 0) return {};
         const size_t d = static_cast<size_t>(w.ranks[r].device);
         return {host_rows[d] + at[i][r], rows, full ? nullptr : host_found[d] + row_at[i][r]};
@@ -295,7 +301,7 @@ struct Runner::Impl {
         chunks_from[i] = chunks.size();
         if (!slow[i] || full) continue;
         for (size_t r = 0; r < works[i].ranks.size(); ++r) {
-          const int64_t rows = rows_of(works[i], r);
+          const int64_t rows = rows_of(i, r);
           for (int64_t first = 0; first < rows; first += kDecodeRows) {
             chunks.push_back({i, r, first, std::min(rows, first + kDecodeRows)});
           }
@@ -343,6 +349,11 @@ struct Runner::Impl {
               AppendRuns(runs, chunk_runs[t]);
             }
           }
+          for (size_t r = 0; r < w.ranks.size(); ++r) {
+            if (w.plan.ranks[r].capture) {
+              AppendRun(decoded.captured[r], {RowRun::kPad, 0, capture_rows_of(i, r) - rows_of(i, r)});
+            }
+          }
         }
         out[i] = Finish(w, std::move(decoded));
         clocks.decode += Since(decode_start);
@@ -366,12 +377,13 @@ struct Runner::Impl {
 
   static void CheckSummary(const RankSummary& device, const RankSummary& host, size_t rank) {
     if (device.wrong_values == host.wrong_values && device.first_index == host.first_index &&
-        device.first_got == host.first_got) {
+        device.first_got == host.first_got && device.written_rows == host.written_rows) {
       return;
     }
     const auto text = [](const RankSummary& s) {
       return std::to_string(s.wrong_values) + " wrong, first at " +
-             std::to_string(s.first_index) + " = " + std::to_string(s.first_got);
+             std::to_string(s.first_index) + " = " + std::to_string(s.first_got) + ", " +
+             std::to_string(s.written_rows) + " rows written";
     };
     throw GpuError("gpu: rank " + std::to_string(rank) + ": the device judge's summary (" +
                    text(device) + ") differs from the host's (" + text(host) + ")");
