@@ -522,6 +522,13 @@ void ExpectChunksAppendToTheWholeDecode(const Case& c, const Plan& plan,
         EXPECT_EQ(runs, whole.captured[rank]) << "rank " << rank << " cut at " << cut << ", " << cut2;
       }
     }
+    // Row by row: the decode's own folding of rows into runs before it
+    // appends them is AppendRun's, one row at a time.
+    RowRuns rows_one_by_one;
+    for (int64_t row = 0; row < n; ++row) {
+      AppendRuns(rows_one_by_one, DecodeRankRows(c, plan, host, index, rank, rows, row, row + 1));
+    }
+    EXPECT_EQ(rows_one_by_one, whole.captured[rank]) << "rank " << rank << " row by row";
   }
   // The summaries' part alone names the same wrong values and mismatch.
   std::vector<int64_t> checked;

@@ -197,10 +197,17 @@ RowRuns DecodeRankRows(const Case& c, const Plan& plan, const sut::Observation& 
   RowRuns runs;
   if (!r.capture) return runs;
   ClaimCursor claim_at(host.ranks[rank].captured, first);
-  // Padding rows are counted and appended as one run when a row of the step
-  // comes (or at the end): the same list as one AppendRun per row, without
-  // a call for each row of a long unwritten tail.
+  // Rows are gathered into runs before they are appended: padding rows are
+  // counted, and rows of one DP rank at one token step make one run (the
+  // step set by its second row). AppendRun of such a run appends its rows
+  // one by one, so the list is the same as one AppendRun per row, without a
+  // call for each row of a long unwritten tail or a scattered capture.
   int64_t pads = 0;
+  RowRun pending;  // rows of the step not yet appended; count 0: none
+  const auto flush = [&runs, &pending] {
+    AppendRun(runs, pending);
+    pending.count = 0;
+  };
   for (int64_t row = first; row < last; ++row) {
     const int32_t* got = rows.data + row * k_size;
     // Equal fills cannot be told apart: the host SUT's claim, then the
@@ -229,6 +236,7 @@ RowRuns DecodeRankRows(const Case& c, const Plan& plan, const sut::Observation& 
       id = *found;
     }
     if (id.dp == RowRun::kPad) {
+      if (pending.count > 0) flush();
       ++pads;
       continue;
     }
@@ -236,9 +244,22 @@ RowRuns DecodeRankRows(const Case& c, const Plan& plan, const sut::Observation& 
       AppendRun(runs, {RowRun::kPad, 0, pads});
       pads = 0;
     }
+    if (pending.count > 0 && id.dp == pending.dp) {
+      if (pending.count == 1) {
+        pending.stride = id.token - pending.first;
+        pending.count = 2;
+        continue;
+      }
+      if (id.token == TokenAt(pending, pending.count - 1) + pending.stride) {
+        ++pending.count;
+        continue;
+      }
+    }
     // A scattered capture (rows at a wrong stride) folds into strided runs.
-    AppendRun(runs, {id.dp, id.token, 1});
+    if (pending.count > 0) flush();
+    pending = {id.dp, id.token, 1};
   }
+  if (pending.count > 0) flush();
   AppendRun(runs, {RowRun::kPad, 0, pads});
   return runs;
 }
