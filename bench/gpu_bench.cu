@@ -23,6 +23,7 @@
 #include "r3/gpu/gpu.h"
 #include "r3/check/run_case.h"
 #include "r3/gpu/kernels.h"
+#include "r3/model/layout.h"
 #include "r3/sample/case_sampler.h"
 #include "r3/sut/mutants.h"
 
@@ -136,11 +137,16 @@ ordered_json HostAgainstGpu(const std::vector<r3::Case>& cases, const r3::sut::M
           {"gpu_verdicts", gpu_table}};
 }
 
+// Keeps the layouts the judge split builds from being optimised away.
+size_t benchmark_sink = 0;
+
 ordered_json TimingsJson(const r3::gpu::RunnerTimings& t) {
   return {{"total_s", t.total_s},       {"prepare_s", t.prepare_s},
           {"prepare_wall_s", t.prepare_wall_s}, {"tables_s", t.tables_s},  {"step_s", t.step_s},
           {"observe_s", t.observe_s},   {"readback_s", t.readback_s},
-          {"decode_s", t.decode_s},     {"cases", t.cases},
+          {"decode_s", t.decode_s},     {"summaries_wall_s", t.summaries_wall_s},
+          {"pack_plan_s", t.pack_plan_s}, {"decode_wall_s", t.decode_wall_s},
+          {"finish_wall_s", t.finish_wall_s}, {"cases", t.cases},
           {"slow_cases", t.slow_cases}};
 }
 
@@ -183,6 +189,10 @@ ordered_json ThroughputTargets(const std::vector<r3::Case>& cases, size_t batch)
     t.observe_s -= before.observe_s;
     t.readback_s -= before.readback_s;
     t.decode_s -= before.decode_s;
+    t.summaries_wall_s -= before.summaries_wall_s;
+    t.pack_plan_s -= before.pack_plan_s;
+    t.decode_wall_s -= before.decode_wall_s;
+    t.finish_wall_s -= before.finish_wall_s;
     t.cases -= before.cases;
     t.slow_cases -= before.slow_cases;
     if (*mutant == '\0') all_pass_rate = rate;
@@ -190,7 +200,34 @@ ordered_json ThroughputTargets(const std::vector<r3::Case>& cases, size_t batch)
                 (std::string("targets: gpu, mutant ") + (*mutant ? mutant : "none")).c_str(),
                 cases.size(), rate, static_cast<long long>(failed),
                 static_cast<long long>(t.slow_cases));
+    // The judge of one batch on one thread, split: the model's layout, the
+    // judge (layout included), and freeing the results.
+    ordered_json judge_split;
+    {
+      const size_t n = std::min(batch, cases.size());
+      std::vector<r3::sut::Observation> obs = runner.Observe({cases.data(), n});
+      std::vector<r3::check::CaseResult> results(n);
+      const auto l0 = Clock::now();
+      for (size_t i = 0; i < n; ++i) benchmark_sink += r3::model::BuildLayout(cases[i]).ranks.size();
+      const double layout_s = Seconds(l0, Clock::now());
+      const auto j0 = Clock::now();
+      int64_t judged_failing = 0;
+      for (size_t i = 0; i < n; ++i) {
+        results[i] = r3::check::JudgeObservation(cases[i], std::move(obs[i]));
+        judged_failing += results[i].verdict.ok() ? 0 : 1;
+      }
+      const double judge_s = Seconds(j0, Clock::now());
+      const auto f0 = Clock::now();
+      results.clear();
+      results.shrink_to_fit();
+      const double free_s = Seconds(f0, Clock::now());
+      judge_split = {{"cases", n}, {"failing", judged_failing},
+                     {"layout_us_per_case", layout_s / n * 1e6},
+                     {"judge_us_per_case", judge_s / n * 1e6},
+                     {"free_us_per_case", free_s / n * 1e6}};
+    }
     rows.push_back({{"mutant", *mutant ? mutant : "none"},
+                    {"judge_one_thread", judge_split},
                     {"gpu_cases_per_second", rate},
                     {"failing_cases", failed},
                     {"share_of_all_pass_rate", all_pass_rate > 0 ? rate / all_pass_rate : 1.0},

@@ -85,6 +85,10 @@ struct RunnerTimings {
   double observe_s = 0;   // observations assembled (threads), the slow path included
   double readback_s = 0;  // of which: capturer buffers copied back (slow path, wall)
   double decode_s = 0;    // of which: host decode of those buffers (slow path, threads)
+  double summaries_wall_s = 0;  // of observe: the judge's summaries read, fast cases done (wall)
+  double pack_plan_s = 0;       // of observe: the slow cases' pack and index tasks laid out (wall)
+  double decode_wall_s = 0;     // of observe: the row chunks decoded (wall)
+  double finish_wall_s = 0;     // of observe: the slow cases' observations assembled (wall)
   int64_t cases = 0;
   int64_t slow_cases = 0;  // cases read back and decoded on the host
 };

@@ -38,7 +38,7 @@ struct Runner::Impl {
   // Nanoseconds per phase (RunnerTimings); atomics: threads add to them.
   struct Clocks {
     std::atomic<int64_t> total{0}, prepare{0}, prepare_wall{0}, tables{0}, step{0}, observe{0}, readback{0},
-        decode{0};
+        decode{0}, summaries_wall{0}, pack_plan{0}, decode_wall{0}, finish_wall{0};
     std::atomic<int64_t> cases{0}, slow_cases{0};
   };
   mutable Clocks clocks;
@@ -132,6 +132,8 @@ struct Runner::Impl {
       decoded.values_checked = ValuesChecked(w.plan, rows);
       out[i] = Finish(w, std::move(decoded));
     });
+    clocks.summaries_wall += Since(start);
+    const auto pack_start = std::chrono::steady_clock::now();
     // Each slow rank's rows in its GPU's staging buffer: the capture-layer
     // rows up to the last the judge saw written (the unwritten rest decode
     // as padding without coming back), or every checked value.
@@ -206,6 +208,7 @@ struct Runner::Impl {
         g.rows += rows;
       }
     }
+    clocks.pack_plan += Since(pack_start);
     std::vector<const int32_t*> host_rows(devices.size(), nullptr);
     std::vector<const int64_t*> host_found(devices.size(), nullptr);
     if (std::any_of(slow.begin(), slow.end(), [](uint8_t s) { return s != 0; })) {
@@ -316,6 +319,7 @@ struct Runner::Impl {
         }
       }
       std::vector<RowRuns> chunk_runs(chunks.size());
+      const auto decode_wall_start = std::chrono::steady_clock::now();
       ParallelFor(chunks.size(), threads, [&](size_t t) {
         const auto decode_start = std::chrono::steady_clock::now();
         const Chunk& ch = chunks[t];
@@ -324,6 +328,8 @@ struct Runner::Impl {
                                        capture_rows(w, ch.work, ch.rank), ch.first, ch.last);
         clocks.decode += Since(decode_start);
       });
+      clocks.decode_wall += Since(decode_wall_start);
+      const auto finish_start = std::chrono::steady_clock::now();
       ParallelFor(works.size(), threads, [&](size_t i) {
         if (!slow[i]) return;
         const auto decode_start = std::chrono::steady_clock::now();
@@ -358,6 +364,7 @@ struct Runner::Impl {
         out[i] = Finish(w, std::move(decoded));
         clocks.decode += Since(decode_start);
       });
+      clocks.finish_wall += Since(finish_start);
     }
     for (size_t i = 0; i < works.size(); ++i) clocks.slow_cases += slow[i];
     clocks.cases += static_cast<int64_t>(works.size());
@@ -510,6 +517,10 @@ RunnerTimings Runner::timings() const {
   t.observe_s = static_cast<double>(c.observe) * 1e-9;
   t.readback_s = static_cast<double>(c.readback) * 1e-9;
   t.decode_s = static_cast<double>(c.decode) * 1e-9;
+  t.summaries_wall_s = static_cast<double>(c.summaries_wall) * 1e-9;
+  t.pack_plan_s = static_cast<double>(c.pack_plan) * 1e-9;
+  t.decode_wall_s = static_cast<double>(c.decode_wall) * 1e-9;
+  t.finish_wall_s = static_cast<double>(c.finish_wall) * 1e-9;
   t.cases = c.cases;
   t.slow_cases = c.slow_cases;
   return t;
