@@ -60,12 +60,14 @@ ordered_json CasesPerSecond(r3::gpu::Runner& runner, const std::vector<r3::Case>
   const auto t0 = Clock::now();
   for (size_t i = 0; i < cases.size(); i += batch) {
     const size_t n = std::min(batch, cases.size() - i);
-    for (const r3::check::CaseResult& r : r3::check::RunCases({cases.data() + i, n}, runner)) {
+    std::vector<r3::check::CaseResult> results = r3::check::RunCases({cases.data() + i, n}, runner);
+    for (const r3::check::CaseResult& r : results) {
       const r3::sut::DeviceCheck& device = r.observation.device.value();
       failed += r.PassesOrKnown() ? 0 : 1;
       values += device.values_checked;
       if (mode.empty() || device.mode.rfind("nccl", 0) == 0) mode = device.mode;
     }
+    r3::check::ReleaseResults(results);
   }
   const double s = Seconds(t0, Clock::now());
   std::printf("%-44s %8zu cases %8.3f s %10.1f cases/s (%s, batches of %zu)\n", what.c_str(),
@@ -111,10 +113,12 @@ ordered_json HostAgainstGpu(const std::vector<r3::Case>& cases, const r3::sut::M
   const auto g0 = Clock::now();
   for (size_t i = 0; i < cases.size(); i += batch) {
     const size_t n = std::min(batch, cases.size() - i);
-    for (const r3::check::CaseResult& r : r3::check::RunCases({cases.data() + i, n}, runner)) {
+    std::vector<r3::check::CaseResult> results = r3::check::RunCases({cases.data() + i, n}, runner);
+    for (const r3::check::CaseResult& r : results) {
       gpu_keys.push_back(VerdictKey(r.PassesOrKnown(), r.verdict.ok() ? false : r.PassesOrKnown(),
                                     r.verdict));
     }
+    r3::check::ReleaseResults(results);
   }
   const double gpu_s = Seconds(g0, Clock::now());
   std::map<std::string, int64_t> host_table, gpu_table;
@@ -174,9 +178,9 @@ ordered_json ThroughputTargets(const std::vector<r3::Case>& cases, size_t batch)
     const auto t0 = Clock::now();
     for (size_t i = 0; i < cases.size(); i += batch) {
       const size_t n = std::min(batch, cases.size() - i);
-      for (const r3::check::CaseResult& r : r3::check::RunCases({cases.data() + i, n}, runner)) {
-        failed += r.PassesOrKnown() ? 0 : 1;
-      }
+      std::vector<r3::check::CaseResult> results = r3::check::RunCases({cases.data() + i, n}, runner);
+      for (const r3::check::CaseResult& r : results) failed += r.PassesOrKnown() ? 0 : 1;
+      r3::check::ReleaseResults(results);  // as verify does
     }
     const double wall_s = Seconds(t0, Clock::now());
     const double rate = cases.size() / wall_s;
@@ -247,7 +251,9 @@ ordered_json ThroughputTargets(const std::vector<r3::Case>& cases, size_t batch)
     r3::check::RunCases({cases.data(), std::min(batch, cases.size())}, runner);  // warm-up
     const auto t0 = Clock::now();
     for (size_t i = 0; i < cases.size(); i += batch) {
-      r3::check::RunCases({cases.data() + i, std::min(batch, cases.size() - i)}, runner);
+      std::vector<r3::check::CaseResult> results =
+          r3::check::RunCases({cases.data() + i, std::min(batch, cases.size() - i)}, runner);
+      r3::check::ReleaseResults(results);
     }
     const double rate = cases.size() / Seconds(t0, Clock::now());
     std::printf("%-44s %8zu cases %10.1f cases/s\n",

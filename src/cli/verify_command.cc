@@ -218,11 +218,12 @@ class Verifier {
   // first_index: the first generated case's number, -1 for corpus files.
   void JudgeAll(const std::vector<std::string>& sources, const std::string& label,
                 const std::vector<Case>& cases, bool expect_finding, int64_t first_index = -1) {
-    const std::vector<check::CaseResult> results = check::RunCases(cases, *producer_);
+    std::vector<check::CaseResult> results = check::RunCases(cases, *producer_);
     for (size_t i = 0; i < cases.size(); ++i) {
       Record(sources[i], label, cases[i], results[i], expect_finding,
             first_index < 0 ? -1 : first_index + static_cast<int64_t>(i));
     }
+    check::ReleaseResults(results);
   }
 
   // verify's cases in verify's order (cli/verify_cases.h): the corpus

@@ -124,6 +124,19 @@ TEST(RunCaseTest, AnExternalBatchIsJudgedCaseByCaseInOrder) {
   }
 }
 
+// A batch's results are freed on the pool (big batches) or in place, and
+// the vector is left empty either way.
+TEST(RunCaseTest, ReleasedResultsLeaveAnEmptyBatch) {
+  for (const size_t n : {size_t{3}, size_t{300}}) {
+    const std::vector<Case> cases(n, testing::MakeCase({.tokens = {5, 3}}));
+    BuiltInAsExternal producer;
+    std::vector<CaseResult> results = RunCases(cases, producer);
+    ASSERT_EQ(results.size(), n);
+    ReleaseResults(results);
+    EXPECT_TRUE(results.empty()) << n;
+  }
+}
+
 // A producer is never asked for a layout it does not model: the batch is
 // refused before Observe, naming the field.
 TEST(RunCaseTest, ACaseOutsideTheProducersLayoutsIsRefusedNamingTheField) {

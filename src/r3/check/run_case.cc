@@ -56,6 +56,21 @@ CaseResult RunCase(const Case& c, const sut::SutOptions& options) {
   return JudgeObservation(c, sut::RunSut(c, options));
 }
 
+namespace {
+
+// Below this many cases a batch is judged (and freed) on one thread.
+constexpr size_t kParallelBatch = 256;
+
+unsigned BatchThreads(size_t cases) { return cases >= kParallelBatch ? UsableCores() : 1; }
+
+}  // namespace
+
+void ReleaseResults(std::vector<CaseResult>& results) {
+  ParallelFor(results.size(), BatchThreads(results.size()),
+              [&results](size_t i) { results[i] = CaseResult(); });
+  results.clear();
+}
+
 std::vector<CaseResult> RunCases(std::span<const Case> cases, sut::Producer& producer) {
   // A layout the producer does not model describes none of its deployments.
   const LayoutDomain domain = producer.Domain();
@@ -72,11 +87,8 @@ std::vector<CaseResult> RunCases(std::span<const Case> cases, sut::Producer& pro
   }
   // Judging is pure per case: a large batch (the GPU path's) is judged on
   // every core, each result in its own slot, so the order never changes.
-  constexpr size_t kParallelBatch = 256;
-  const unsigned threads =
-      cases.size() >= kParallelBatch ? UsableCores() : 1;
   std::vector<CaseResult> out(cases.size());
-  ParallelFor(cases.size(), threads, [&](size_t i) {
+  ParallelFor(cases.size(), BatchThreads(cases.size()), [&](size_t i) {
     out[i] = JudgeObservation(cases[i], std::move(observations[i]));
   });
   return out;

@@ -35,6 +35,12 @@ CaseResult RunCase(const Case& c, const sut::SutOptions& options);
 // case.
 std::vector<CaseResult> RunCases(std::span<const Case> cases, sut::Producer& producer);
 
+// Frees a batch of results on every core, as RunCases judged them: each
+// holds a layout, an observation and a verdict of many small blocks, and a
+// GPU batch of thousands takes longer to free on one thread than to judge.
+// `results` is empty afterwards.
+void ReleaseResults(std::vector<CaseResult>& results);
+
 // Judges one observation: model, invariants, known findings. A device's wrong
 // values that no violation shows still fail the case (rows-exact).
 CaseResult JudgeObservation(const Case& c, sut::Observation observation);
