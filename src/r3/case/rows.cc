@@ -173,14 +173,22 @@ RowRuns PlainRuns(const RowRuns& runs) {
 std::string DescribeRuns(const RowRuns& runs) { return DescribeRuns(runs, SIZE_MAX); }
 
 std::string DescribeRuns(const RowRuns& runs, size_t max_runs) {
-  if (runs.empty()) return "(no rows)";
+  std::string out;
+  AppendDescribedRuns(out, runs, max_runs);
+  return out;
+}
+
+void AppendDescribedRuns(std::string& out, const RowRuns& runs, size_t max_runs) {
+  if (runs.empty()) {
+    out += "(no rows)";
+    return;
+  }
   // Appends, not a stream: a misplaced capture has a run per row, and the
   // judge describes every failing rank's runs.
-  std::string out;
   const int64_t plain = PlainRunCount(runs);
   const int64_t shown =
       max_runs < static_cast<uint64_t>(plain) ? static_cast<int64_t>(max_runs) : plain;
-  out.reserve(static_cast<size_t>(shown) * 16);
+  out.reserve(out.size() + static_cast<size_t>(shown) * 16 + 48);
   const auto number = [&out](int64_t v) {
     char digits[24];
     const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
@@ -213,7 +221,6 @@ std::string DescribeRuns(const RowRuns& runs, size_t max_runs) {
     number(TotalRows(runs) - described_rows);
     out += " rows)";
   }
-  return out;
 }
 
 RowTensor::RowTensor(RowRuns runs) : runs_(std::move(runs)) {

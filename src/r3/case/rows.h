@@ -108,6 +108,8 @@ std::string DescribeRuns(const RowRuns& runs);
 // scattered capture has a run per row, and a verdict's message should stay
 // readable (the JSON's run arrays keep them all).
 std::string DescribeRuns(const RowRuns& runs, size_t max_runs);
+// DescribeRuns(runs, max_runs) appended to `out`.
+void AppendDescribedRuns(std::string& out, const RowRuns& runs, size_t max_runs);
 
 // A run list with prefix offsets, for O(log n) slicing of large gathered
 // tensors.
