@@ -352,6 +352,34 @@ class Ends(Base):
         self.assertNoForkServerLeft()
 
 
+    def test_a_signal_before_the_fork_server_dies_does_not_hang_its_client(self):
+        # The client's wait for the status is interrupted first (EINTR, as
+        # when the process group gets a signal it outlives), then the fork
+        # server dies: end of file must still end the wait, whatever errno
+        # the interrupted call left.
+        v = os.path.join(self.tmp, 'v')
+        os.makedirs(v)
+        shutil.copy(os.path.join(FIXTURES, 'capturer_template.py'), self.tmp)
+        capturer(v, 'a-signals-then-kills-its-fork-server.py', '''
+            _note("orphan")
+            if open(f"/proc/{os.getppid()}/cmdline", "rb").read().find(b"zygote.py") >= 0:
+                signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+                os.killpg(os.getpgrp(), signal.SIGUSR1)
+                time.sleep(0.5)
+                os.kill(os.getppid(), signal.SIGKILL)
+                time.sleep(3600)''')
+        os.makedirs(os.path.join(self.tmp, 'notes'))
+        env = dict(self.env, R3_TEST_NOTES=os.path.join(self.tmp, 'notes'))
+        started = time.time()
+        rc, out, err = run(['--cases', '5', '--jobs', '1', '--engine-timeout', '60', v], env)
+        self.assertEqual(rc, 2, err)
+        self.assertIn('r3check: the fork server ended while the adapter (pid ', err)
+        self.assertIn(': exited before answering run 1 (exited with status 1)', out.splitlines()[0])
+        self.assertLess(time.time() - started, 50, 'the client waited for the engine timeout')
+        (orphan, zygote), = self.notes('orphan').items()
+        self.assertEqual(wait_dead([orphan, zygote]), [])
+        self.assertNoForkServerLeft()
+
 # A fork server that listens, reads each request and answers it with
 # R3_FAKE_REPLY (nothing when empty), never forking: what a broken or
 # foreign zygote.py could say. r3check's client must launch the adapter.
