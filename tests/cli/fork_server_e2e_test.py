@@ -329,56 +329,48 @@ class Ends(Base):
         self.assertEqual(sorted(self.notes('unwound')), sorted(hung))
         self.assertEqual(wait_dead(list(hung) + list(stubborn) + list(stubborn.values())), [])
 
-    def test_an_adapter_whose_fork_server_dies_is_stopped(self):
+    def sweep_whose_adapter_kills_its_fork_server(self, first, also_passing):
+        """Sweeps a version whose adapter (forked) runs `first` and then kills
+        its fork server, and (also_passing) a version that passes: (rc, out,
+        err, seconds); every process of the first is checked gone."""
         v = os.path.join(self.tmp, 'v')
         os.makedirs(v)
         shutil.copy(os.path.join(FIXTURES, 'capturer_template.py'), self.tmp)
-        capturer(v, 'a-kills-its-fork-server.py', '''
-            _note("orphan")
-            if open(f"/proc/{os.getppid()}/cmdline", "rb").read().find(b"zygote.py") >= 0:
-                os.kill(os.getppid(), signal.SIGKILL)
-                time.sleep(3600)''')
-        capturer(v, 'b-passes.py', '')
+        capturer(v, 'a-kills-its-fork-server.py',
+                 '_note("orphan")\n'
+                 'if open(f"/proc/{os.getppid()}/cmdline", "rb").read().find(b"zygote.py") >= 0:\n' +
+                 textwrap.indent(textwrap.dedent(first).strip('\n'), '    ') + '\n'
+                 '    os.kill(os.getppid(), signal.SIGKILL)\n'
+                 '    time.sleep(3600)\n')
+        if also_passing:
+            capturer(v, 'b-passes.py', '')
         os.makedirs(os.path.join(self.tmp, 'notes'))
         env = dict(self.env, R3_TEST_NOTES=os.path.join(self.tmp, 'notes'))
-        rc, out, err = run(['--cases', '5', '--jobs', '1', '--engine-timeout', '30', v], env)
-        lines = out.splitlines()
+        started = time.time()
+        rc, out, err = run(['--cases', '5', '--jobs', '1', '--engine-timeout', '60', v], env)
+        seconds = time.time() - started
         self.assertEqual(rc, 2, err)
-        self.assertIn(': exited before answering run 1 (exited with status 1)', lines[0])
+        self.assertIn(': exited before answering run 1 (exited with status 1)', out.splitlines()[0])
         self.assertIn('r3check: the fork server ended while the adapter (pid ', err)
-        self.assertIn('  PASS  ', lines[1])  # exec'd: the fork server is gone
         (orphan, zygote), = self.notes('orphan').items()
         self.assertEqual(wait_dead([orphan, zygote]), [])
         self.assertNoForkServerLeft()
+        return rc, out, err, seconds
 
+    def test_an_adapter_whose_fork_server_dies_is_stopped(self):
+        _, out, _, _ = self.sweep_whose_adapter_kills_its_fork_server('pass', also_passing=True)
+        self.assertIn('  PASS  ', out.splitlines()[1])  # exec'd: the fork server is gone
 
     def test_a_signal_before_the_fork_server_dies_does_not_hang_its_client(self):
         # The client's wait for the status is interrupted first (EINTR, as
         # when the process group gets a signal it outlives), then the fork
         # server dies: end of file must still end the wait, whatever errno
         # the interrupted call left.
-        v = os.path.join(self.tmp, 'v')
-        os.makedirs(v)
-        shutil.copy(os.path.join(FIXTURES, 'capturer_template.py'), self.tmp)
-        capturer(v, 'a-signals-then-kills-its-fork-server.py', '''
-            _note("orphan")
-            if open(f"/proc/{os.getppid()}/cmdline", "rb").read().find(b"zygote.py") >= 0:
-                signal.signal(signal.SIGUSR1, signal.SIG_IGN)
-                os.killpg(os.getpgrp(), signal.SIGUSR1)
-                time.sleep(0.5)
-                os.kill(os.getppid(), signal.SIGKILL)
-                time.sleep(3600)''')
-        os.makedirs(os.path.join(self.tmp, 'notes'))
-        env = dict(self.env, R3_TEST_NOTES=os.path.join(self.tmp, 'notes'))
-        started = time.time()
-        rc, out, err = run(['--cases', '5', '--jobs', '1', '--engine-timeout', '60', v], env)
-        self.assertEqual(rc, 2, err)
-        self.assertIn('r3check: the fork server ended while the adapter (pid ', err)
-        self.assertIn(': exited before answering run 1 (exited with status 1)', out.splitlines()[0])
-        self.assertLess(time.time() - started, 50, 'the client waited for the engine timeout')
-        (orphan, zygote), = self.notes('orphan').items()
-        self.assertEqual(wait_dead([orphan, zygote]), [])
-        self.assertNoForkServerLeft()
+        _, _, _, seconds = self.sweep_whose_adapter_kills_its_fork_server('''
+            signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+            os.killpg(os.getpgrp(), signal.SIGUSR1)
+            time.sleep(0.5)''', also_passing=False)
+        self.assertLess(seconds, 50, 'the client waited for the engine timeout')
 
 # A fork server that listens, reads each request and answers it with
 # R3_FAKE_REPLY (nothing when empty), never forking: what a broken or
