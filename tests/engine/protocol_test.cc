@@ -80,6 +80,20 @@ TEST(ProtocolTest, AGoodReplyParses) {
   EXPECT_FALSE(replies[0].ranks[2].error.has_value());
 }
 
+// An adapter may spell an empty stretch either way (a padding run of 0
+// rows, a run of 0 rows); both are no rows, and a negative one is refused.
+TEST(ProtocolTest, EmptyRunsOfEitherKindAreNoRows) {
+  json r = GoodReply();
+  r["cases"][0]["ranks"][2]["captured"] = json::parse(
+      R"([{"pad":0},{"dp":0,"from":0,"count":0},{"pad":2},{"dp":0,"from":0,"count":5},{"pad":0}])");
+  const std::vector<Case> cases = {MakeCase({.tokens = {5, 3}})};
+  EXPECT_EQ(DescribeRuns(ParseRunReply(r.dump(), 3, cases)[0].ranks[2].captured),
+            "pad2 dp0[0..5)");
+  r["cases"][0]["ranks"][2]["captured"][2]["pad"] = -1;
+  EXPECT_EQ(ErrorOf(r),
+            "reply to run 3: cases[0].ranks[2].captured[2].pad: -1 is outside [0, 1125899906842624]");
+}
+
 TEST(ProtocolTest, ANullBufferDtypeMeansNoCapturerWasBuilt) {
   json r = GoodReply();
   r["cases"][0]["buffer_dtype"] = nullptr;
