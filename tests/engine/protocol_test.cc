@@ -37,6 +37,20 @@ TEST(ProtocolTest, RunRequestCarriesEachRanksRowsAndTheForwardContext) {
                                                     {"dp":1,"from":0,"count":3},{"pad":1}])"));
 }
 
+// Fields of newer layouts are sent only when a case has them: a request
+// without them is what adapters of protocol 1 were written against.
+TEST(ProtocolTest, ChunkedPrefillIsSentOnlyWhenSet) {
+  Case c = MakeCase({.tokens = {5, 3}});
+  std::vector<sut::DispatchPlan> plans = {sut::PlanDispatch(c, {})};
+  json j = json::parse(RunRequest(1, {&c, 1}, plans));
+  EXPECT_FALSE(j["cases"][0].contains("chunked_prefill_size"));
+  EXPECT_FALSE(j["cases"][0].contains("moe_comm"));
+  c.config.chunked_prefill_size = 1;
+  plans = {sut::PlanDispatch(c, {})};
+  j = json::parse(RunRequest(1, {&c, 1}, plans));
+  EXPECT_EQ(j["cases"][0]["chunked_prefill_size"], 1);
+}
+
 TEST(ProtocolTest, LocalSizesAreNullWithOneDpRank) {
   const Case single = MakeCase({.dp = 1, .tokens = {4}});
   const std::vector<Case> cases = {single};
