@@ -230,8 +230,11 @@ TEST_F(InvariantsTest, ConcatGlobalHoldsWhenOnlyTheDpBoundaryMoved) {
 TEST_F(InvariantsTest, StrayRowsAreARowsViolation) {
   Rank(0, 0).stray_rows = 2;  // right rows, but written outside the slice too
   ASSERT_EQ(Where(), (Places{{Invariant::kRowsExact, {0, 0}}}));
-  EXPECT_NE(Judge().violations[0].message.find("2 stray or undecodable row(s)"),
-            std::string::npos);
+  // The whole message: the rank, its branch and n, the rows, the stray
+  // count, the model's rows.
+  EXPECT_EQ(Judge().violations[0].message,
+            "dp0/tp0 (branch ep-sp-shards, n=10) captured dp0[0..5) and wrote 2 stray or "
+            "undecodable row(s), expected dp0[0..5)");
 }
 
 TEST_F(InvariantsTest, GatheredSizeAndLocalSizes) {

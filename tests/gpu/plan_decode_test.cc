@@ -599,6 +599,16 @@ TEST(DecodeTest, RowsPastTheLastWrittenOneDecodeAsPaddingUnread) {
   EXPECT_EQ(summaries[1].written_rows, CaptureRowsOf(plan, 1, view[1].rows));
   EXPECT_EQ(DecodedRowsOf(summaries[0], n), n - 2);
   EXPECT_EQ(DecodedRowsOf(RankSummary{}, n), n);
+  EXPECT_EQ(DecodedRowsOf(RankSummary{.written_rows = 0}, n), 0);
+  // A rank that wrote nothing at the capture layer: 0 rows written.
+  auto unwritten = bufs;
+  for (int64_t row = 0; row < view[1].rows; ++row) {
+    for (int64_t k = 0; k < plan.top_k; ++k) {
+      unwritten[1][static_cast<size_t>((row * plan.num_layers + plan.layer) * plan.top_k + k)] =
+          kUnwritten;
+    }
+  }
+  EXPECT_EQ(Summarize(c, plan, seed, View(unwritten, c, plan))[1].written_rows, 0);
   std::vector<int64_t> checked;
   std::vector<std::vector<int32_t>> layer_rows(plan.ranks.size());
   std::vector<CaptureRows> rows;
@@ -624,6 +634,25 @@ TEST(DecodeTest, RowsPastTheLastWrittenOneDecodeAsPaddingUnread) {
   }
   EXPECT_EQ(DecodeSummary(c, plan, host, seed, summaries, checked, rows).captured, cut.captured);
   EXPECT_NE(DecodeSummary(c, plan, host, seed, unknown, checked, rows).captured[0], cut.captured[0]);
+}
+
+// Scattered rows whose token steps jump past a group's next row (by two or
+// three steps) or step back to its row before last: a group grows only by
+// its own next row. The decode gathers rows into groups itself; checked
+// against AppendRun row by row (single-row chunks) and by hand.
+TEST(DecodeTest, ScatteredRowsThatJumpOrStepBackStartNewRuns) {
+  auto [planned, bufs] = ScatteredCapture(/*top_k=*/4);
+  auto& [c, seed, host, plan] = planned;
+  // DP0's rows 1..12: DP1's rows 0 2 | 8, DP0's own row 4, DP1's 3 4 5 | 7,
+  // DP0's row 9, DP1's 5 6 | 5 ("|": where a run must end).
+  const Identity rows[] = {{1, 0}, {1, 2}, {1, 8}, {0, 4}, {1, 3}, {1, 4},
+                           {1, 5}, {1, 7}, {0, 9}, {1, 5}, {1, 6}, {1, 5}};
+  for (int64_t i = 0; i < 12; ++i) PutRow(bufs[0], plan, seed, /*row=*/1 + i, rows[i].dp, rows[i].token);
+  const std::vector<Readback> view = View(bufs, c, plan);
+  EXPECT_EQ(Decode(c, plan, host, seed, view).captured[0],
+            (RowRuns{{0, 0, 1}, {1, 0, 2, 2}, {1, 8, 1}, {0, 4, 1}, {1, 3, 3}, {1, 7, 1}, {0, 9, 1},
+                     {1, 5, 2}, {1, 5, 1}}));
+  ExpectChunksAppendToTheWholeDecode(c, plan, host, seed, view);
 }
 
 // The device's row lookups (CaptureRows::found) stand in for the host's
