@@ -49,7 +49,10 @@ class Adapter:
         eng = self.engine
         if self.dist is None:
             try:
-                out = [case_result(c, eng.run_case_emulated(c), "emulated") for c in cases]
+                out = []
+                for c in cases:
+                    out.append(case_result(c, eng.run_case_emulated(c), "emulated"))
+                    c.release()
             except GapDuringRun as g:
                 raise gap_fatal(g.gap, g.while_doing, self.adapter_dirs)
             except Refused as r:
@@ -67,6 +70,7 @@ class Adapter:
                         emulated[ci] = eng.run_case_emulated(case)
                 else:
                     D.run_real(eng, case, ci, results)
+                case.release()
         except GapDuringRun as g:  # every rank must still reach the gather
             error = str(gap_fatal(g.gap, g.while_doing, self.adapter_dirs))
         except Refused as r:

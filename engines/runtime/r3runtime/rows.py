@@ -257,6 +257,13 @@ class Case:
             self._encoded[key] = hit
         return hit
 
+    def release(self):
+        """Drops the case's tensors once its result is built: a request's
+        cases are parsed together, and keeping every case's encodings alive
+        until the reply made each request touch fresh memory (page faults)."""
+        self._encoded = {}
+        self.engine_state = {}
+
     def cum_ends(self):
         if self._cum_ends is None:
             self._cum_ends = torch.tensor(self.offs[1:], dtype=torch.int64)
