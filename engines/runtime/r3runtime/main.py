@@ -14,6 +14,7 @@ A binding class (engines/NAME/) provides, besides capture_engine's calls:
 """
 import argparse
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -107,6 +108,13 @@ def run(name, load_binding, stdio, adapter_dirs=(), argv=None):
             standins = torch_compat.dtype_map()
             if standins:
                 adapter.hello["dtype_map"] = standins
+            # What start-up made (torch, the engine's modules, the stand-ins)
+            # lives as long as the process: in the collector's permanent
+            # generation the requests' collections do not walk it (13 % of a
+            # request's time before; the fork server does the same for what
+            # it imported).
+            gc.collect()
+            gc.freeze()
             rc = adapter.loop()
         except Fatal as f:
             msg = one_line(f) or "fatal error"
