@@ -227,7 +227,9 @@ class CaptureEngine:
                 try:
                     self._capture(entry, case, d, t, x, res)
                 except GatherStop as s:
-                    stopped = s
+                    # Without its traceback: kept in this frame, the traceback
+                    # (which holds this frame) would make a reference cycle.
+                    stopped = s.with_traceback(None)
                 except RankAbort as a:
                     res["error"] = {"type": a.etype, "message": a.message}
                     res["captured"] = None  # a rank stuck in a collective reports no rows
