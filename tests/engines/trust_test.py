@@ -81,6 +81,8 @@ class FaithfulStandInsTest(OneOffEngines):
             cfg = kwargs["vllm_config"]
             assert cfg.speculative_config is None and cfg.kv_transfer_config is None
             assert cfg.model_config.get_hidden_size() > 0
+            # aoshen02's SHM artifact branch names the top-k so
+            assert cfg.model_config.get_num_experts_per_token() == cfg.model_config.get_num_experts_per_tok()
             assert get_pp_indices(cfg.model_config.get_total_num_hidden_layers(), 0, 1) == (0, cfg.model_config.get_total_num_hidden_layers())
             """)
         _, (res,) = self.run_cases(src, [EAGER_SP])

@@ -327,6 +327,9 @@ def make_config(M, num_experts, num_layers, D, T, d, t, ep, instance_id):
         get_total_num_hidden_layers=lambda: num_layers, get_num_layers=num_layers_of,
         get_layers_start_end_indices=lambda parallel_config=None: (0, num_layers),
         get_num_experts=lambda: num_experts, get_num_experts_per_tok=lambda: ENCODING_WIDTH,
+        # The name aoshen02/vllm's SHM artifact branch gives it (156119a7,
+        # 2026-08-03; its capturer reads it): the same top-k.
+        get_num_experts_per_token=lambda: ENCODING_WIDTH,
         get_hidden_size=lambda: hf.hidden_size, get_vocab_size=lambda: hf.vocab_size,
         get_num_attention_heads=lambda parallel_config=None: hf.num_attention_heads,
         get_num_kv_heads=lambda parallel_config=None: hf.num_key_value_heads,
