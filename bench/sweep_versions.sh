@@ -23,7 +23,8 @@ blobs=$(mktemp -d)
 trap 'rm -rf "$blobs"' EXIT
 for g in "$@"; do
   repo=$(basename "$(dirname "$g")")
-  git -C "$g" log --all --format= --name-only -- '*routed_experts_capturer.py' | sort -u | while read -r p; do
+  # routed_experts_capturer.py itself, not tests named test_routed_experts_capturer.py
+  git -C "$g" log --all --format= --name-only -- '*/routed_experts_capturer.py' 'routed_experts_capturer.py' | sort -u | while read -r p; do
     git -C "$g" log --all --format=%H -- "$p" | while read -r c; do
       b=$(git -C "$g" rev-parse -q --verify "$c:$p" 2>/dev/null) || continue
       [ -e "$blobs/$b" ] && continue
