@@ -44,6 +44,18 @@ class AllGatherTest(unittest.TestCase):
             g.all_gather(x, dim=0)
         self.assertTrue(torch.equal(stop.exception.tensor, x))
 
+    def test_torch_all_gather_over_the_device_group_gathers_over_the_tp_group(self):
+        # vllm-ascend's form: torch.distributed.all_gather(list, x, get_tp_group().device_group).
+        tp.install_list_gather()
+        a = torch.tensor([[1, 2]], dtype=torch.int32)
+        b = torch.tensor([[3, 4], [5, 6]], dtype=torch.int32)
+        g = tp.EmulatedTPGroup(2, 1, 0, rounds=[[a, b]])
+        self.assertEqual((g.device_group.size(), g.device_group.rank()), (2, 1))
+        out = [torch.zeros_like(a), torch.zeros_like(b)]
+        self.assertIsNone(dist.all_gather(out, b.clone(), group=g.device_group))
+        self.assertEqual([o.tolist() for o in out], [a.tolist(), b.tolist()])
+        self.assertTrue(g.called)
+
     def test_dtypes_nccl_lacks_raise_its_type_error(self):
         g = tp.EmulatedTPGroup(2, 0, 0, rounds=[])
         with self.assertRaises(TypeError) as e:
