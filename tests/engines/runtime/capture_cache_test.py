@@ -60,6 +60,21 @@ class HeldBytesTest(unittest.TestCase):
         self.assertEqual(held_bytes(cap, cap.buf), 16 * 2 * 8 * 4 + 3 * MIB + 5 * MIB)
 
 
+class Holder:
+    """Not a tensor, list or dict: held_bytes() does not look inside."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+class HeldBytesOfABufferOutOfSightTest(unittest.TestCase):
+    def test_the_capture_buffer_counts_where_the_capturer_keeps_it(self):
+        # A design whose buffer sits inside another object (the device-cache
+        # design's rank wrapper, say): the buffer the binding found still counts.
+        cap = types.SimpleNamespace(state=Holder(torch.zeros(16, 2, 8, dtype=torch.int32)))
+        self.assertEqual(held_bytes(cap, cap.state.tensor), 16 * 2 * 8 * 4)
+
+
 class CacheBudgetTest(unittest.TestCase):
     def test_big_capturers_are_not_kept_past_the_budget(self):
         binding = Binding(extra_mib=300)
