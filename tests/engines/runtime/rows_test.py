@@ -40,6 +40,14 @@ class RowsTest(unittest.TestCase):
         runs = [{"dp": 1, "from": 290, "count": 5}]
         self.roundtrip(case([300, 300], runs), runs, torch.uint8)
 
+    def test_float_buffers_hold_every_digit_exactly(self):
+        # Values 3001-3005: a digit above 2048 would not survive float16 (nor
+        # one above 256 bfloat16), so each float dtype's base must keep below.
+        runs = [{"dp": 1, "from": 0, "count": 5}]
+        c = case([3000, 10], runs)
+        for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+            self.roundtrip(c, runs, dtype)
+
     def test_stray_and_undecodable(self):
         c = case([4], [{"dp": 0, "from": 0, "count": 4}], layers=2)
         x = c.encoded(c.runs[0], 256, torch.device("cpu"))
