@@ -4,31 +4,73 @@
 #include <charconv>
 
 #include "r3/case/checked_math.h"
-#include "r3/case/run_append.h"
 
 namespace r3 {
 
 namespace {
 
-// A run list as internal::AppendRowTo takes it, counts overflow-checked.
-struct VectorRuns {
-  RowRuns& runs;
-  size_t size() const { return runs.size(); }
-  RowRun& operator[](int64_t i) { return runs[static_cast<size_t>(i)]; }
-  RowRun& back() { return runs.back(); }
-  void pop_back() { runs.pop_back(); }
-  void push_back(const RowRun& run) { runs.push_back(run); }
-  static int64_t Add(int64_t a, int64_t b) { return CheckedAdd(a, b); }
-};
-
+// Appends the row (dp, token) of a non-padding rank to a canonical list.
 void AppendRow(RowRuns& runs, int64_t dp, int64_t token) {
-  VectorRuns list{runs};
-  internal::AppendRowTo(list, dp, token);
+  const size_t n = runs.size();
+  // One padding run back: a single row of this rank and this one start a
+  // spaced group, and a spaced group at this step and gap grows. Anything
+  // else before the padding (a contiguous run, a group that is not spaced
+  // so, another rank) keeps its rows: this one starts afresh.
+  if (n >= 2 && runs[n - 1].is_pad() && runs[n - 2].dp == dp) {
+    RowRun& prev = runs[n - 2];
+    const int64_t gap = runs[n - 1].count;
+    const int64_t step = token - TokenAt(prev, prev.count - 1);
+    if (prev.count == 1) {
+      prev = {dp, prev.first, 2, step, gap};
+      runs.pop_back();
+      return;
+    }
+    if (prev.gap == gap && prev.stride == step) {
+      prev.count = CheckedAdd(prev.count, 1);
+      runs.pop_back();
+      return;
+    }
+    runs.push_back({dp, token, 1});
+    return;
+  }
+  if (n >= 1 && runs.back().dp == dp) {
+    RowRun& last = runs.back();
+    const int64_t step = token - TokenAt(last, last.count - 1);
+    if (step == 1) {
+      if (!last.strided()) {
+        last.count = CheckedAdd(last.count, 1);
+        return;
+      }
+      // The plain form merges the group's last row with this one: the group
+      // gives it back (a group of one is a plain single row again), and a
+      // spaced group the padding before it.
+      const int64_t gap = last.gap;
+      if (--last.count == 1) last = {dp, last.first, 1};
+      if (gap > 0) runs.push_back({RowRun::kPad, 0, gap});
+      runs.push_back({dp, token - 1, 2});
+      return;
+    }
+    // A single row and this one start a group; a group at this step grows.
+    // A contiguous run, a spaced group, or a group at another step, ends here.
+    if (last.count == 1) {
+      last.stride = step;
+      last.count = 2;
+      return;
+    }
+    if (last.gap == 0 && last.stride == step) {
+      ++last.count;
+      return;
+    }
+  }
+  runs.push_back({dp, token, 1});
 }
 
 void AppendPad(RowRuns& runs, int64_t count) {
-  VectorRuns list{runs};
-  internal::AppendPadTo(list, count);
+  if (!runs.empty() && runs.back().is_pad()) {
+    runs.back().count = CheckedAdd(runs.back().count, count);
+  } else {
+    runs.push_back({RowRun::kPad, 0, count});
+  }
 }
 
 }  // namespace

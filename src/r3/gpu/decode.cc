@@ -264,18 +264,6 @@ RowRuns DecodeRankRows(const Case& c, const Plan& plan, const sut::Observation& 
   return runs;
 }
 
-bool ClaimIsModelPrefix(const RowRuns& claim, int64_t dp, int64_t real) {
-  int64_t row = 0;
-  for (const RowRun& run : claim) {
-    if (!run.is_pad() && (run.dp != dp || run.strided() || run.first != row ||
-                          run.first + run.count > real)) {
-      return false;
-    }
-    row += RowsOf(run);
-  }
-  return true;
-}
-
 Decoded DecodeSummary(const Case& c, const Plan& plan, const sut::Observation& host,
                       uint64_t seed, std::span<const RankSummary> summaries,
                       std::span<const int64_t> readback_rows,

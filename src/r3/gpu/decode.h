@@ -123,12 +123,6 @@ RowRuns DecodeRankRows(const Case& c, const Plan& plan, const sut::Observation& 
                        const RowIndex& index, size_t rank, const CaptureRows& rows,
                        int64_t first, int64_t last);
 
-// Whether every row a rank's host SUT claims is DP rank dp's own row at
-// that position (token == row, below its `real` rows), padding aside: then
-// what each captured row is needs only the device's lookups, and the rows
-// fold on the device (fold.h) into what DecodeRankRows would give.
-bool ClaimIsModelPrefix(const RowRuns& claim, int64_t dp, int64_t real);
-
 // Summarize, then DecodeSummary on the capture layer of the same rows.
 Decoded Decode(const Case& c, const Plan& plan, const sut::Observation& host, uint64_t seed,
                std::span<const Readback> readback);

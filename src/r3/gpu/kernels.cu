@@ -4,7 +4,6 @@
 #include <type_traits>
 
 #include "r3/gpu/fill.h"
-#include "r3/gpu/fold.h"
 
 namespace r3::gpu {
 namespace {
@@ -275,23 +274,7 @@ __global__ void IndexLookupKernel(const IndexLookupTask* tasks, int64_t count) {
   }
 }
 
-__global__ void FoldKernel(const FoldTask* tasks, int64_t count) {
-  for (int64_t t = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; t < count;
-       t += int64_t{gridDim.x} * blockDim.x) {
-    const FoldTask task = tasks[t];
-    *task.count =
-        FoldFoundRows(task.found, task.first, task.last, task.model_dp, task.runs, kFoldRuns);
-  }
-}
-
 }  // namespace
-
-void LaunchFolds(const FoldTask* tasks, int64_t count, cudaStream_t stream) {
-  if (count <= 0) return;
-  constexpr int kFoldThreads = 64;
-  const int64_t blocks = std::min<int64_t>((count + kFoldThreads - 1) / kFoldThreads, 65535);
-  FoldKernel<<<static_cast<unsigned>(blocks), kFoldThreads, 0, stream>>>(tasks, count);
-}
 
 void LaunchFills(const FillTask* tasks, int64_t count, int64_t max_work, const uint64_t* seeds,
                  cudaStream_t stream) {

@@ -10,7 +10,6 @@
 
 #include <cstdint>
 
-#include "r3/case/rows.h"
 #include "r3/gpu/fill.h"
 #include "r3/sut/gpu_bugs.h"
 
@@ -132,17 +131,6 @@ struct IndexLookupTask {
   int64_t id_space = 1;
 };
 
-// Folds rows [first, last) of a rank's lookups (`found`, indexed by row)
-// into runs (fold.h): runs[0, *count), or *count = kHostDecodes.
-struct FoldTask {
-  const int64_t* found = nullptr;
-  int64_t first = 0;
-  int64_t last = 0;
-  int64_t model_dp = 0;
-  RowRun* runs = nullptr;  // kFoldRuns slots
-  int64_t* count = nullptr;
-};
-
 // Each Launch* runs `count` tasks of a device-resident table; max_work is
 // the largest task's element count (it sizes the grid).
 void LaunchFills(const FillTask* tasks, int64_t count, int64_t max_work, const uint64_t* seeds,
@@ -164,8 +152,6 @@ void LaunchIndexBuilds(const IndexBuildTask* tasks, int64_t count, int64_t max_w
 void LaunchIndexLookups(const IndexLookupTask* tasks, int64_t count, int64_t max_work,
                         cudaStream_t stream);
 
-// One thread per fold: each walks its chunk's rows in order.
-void LaunchFolds(const FoldTask* tasks, int64_t count, cudaStream_t stream);
 // One capture copy on its own (the benchmark's bandwidth figure): the same
 // device code as LaunchCaptures, for a task held in host memory.
 void LaunchCapture(const CaptureTask& task, cudaStream_t stream);
