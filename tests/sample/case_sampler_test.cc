@@ -215,6 +215,31 @@ TEST(CaseSamplerTest, EveryDrawReachesItsWholeRange) {
   }
 }
 
+// No case asks an engine for more router scores (tokens x experts) than
+// the common draws do, 2^21 (8192 tokens at 256 experts): the large expert
+// counts come with few tokens, every tabled token count still comes with
+// 256 experts (the clamp leaves the common draws alone), and the large
+// counts still reach both the bound and far below it.
+TEST(CaseSamplerTest, RouterScoresStayWithinTheCommonDraws) {
+  constexpr int64_t kMaxScores = int64_t{1} << 21;
+  CaseSampler sampler(/*seed=*/6);
+  std::set<int64_t> m_at_256;
+  int at_bound = 0, below_bound = 0;
+  for (int i = 0; i < kCases; ++i) {
+    const Case c = sampler.Next();
+    const int64_t m = c.config.max_num_batched_tokens;
+    const int64_t e = c.config.num_experts;
+    ASSERT_LE(m * e, kMaxScores) << PrintCase(c);
+    if (e == 256) m_at_256.insert(m);
+    if (e > 256) ++(m == kMaxScores / e ? at_bound : below_bound);
+  }
+  for (const int64_t m : {8192, 2048, 4096, 1000, 24, 7, 1, 300}) {
+    EXPECT_EQ(m_at_256.count(m), 1u) << "M " << m << " with 256 experts";
+  }
+  EXPECT_GE(at_bound, kCases / 50);
+  EXPECT_GE(below_bound, kCases / 50);
+}
+
 // A seed's cases are the same on every machine and in every r3check version
 // (a `verify --seed` in a bug report must replay): the first cases of three
 // domains' streams are approved. An intended change of the sampler updates

@@ -47,6 +47,15 @@ Case CaseSampler::NextVllm() {
                                           : Uniform(1, 300);
   cfg.num_experts = Chance(90) ? std::array<int64_t, 4>{8, 64, 128, 256}[Uniform(0, 3)]
                                : Uniform(257, 70000);
+  // A step's router scores, (tokens x experts), stay within 2^21: 8192
+  // tokens at 256 experts, the most the common draws ask. The expert count
+  // matters for the id dtypes, the token count for the sizing, and no rule
+  // reads both; but an engine that keeps a dense (tokens, layers, experts)
+  // map would spend gigabytes per rank on 8192 tokens at 70000 experts.
+  // Clamped, not redrawn: every case of at most 256 experts stays as it was.
+  constexpr int64_t kMaxRouterScores = int64_t{1} << 21;
+  cfg.max_num_batched_tokens =
+      std::min(cfg.max_num_batched_tokens, kMaxRouterScores / cfg.num_experts);
   cfg.top_k = Uniform(1, std::min<int64_t>(8, cfg.num_experts));
   cfg.num_layers = Uniform(1, 4);
 
