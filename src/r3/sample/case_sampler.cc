@@ -53,9 +53,8 @@ Case CaseSampler::NextVllm() {
   // reads both; but an engine that keeps a dense (tokens, layers, experts)
   // map would spend gigabytes per rank on 8192 tokens at 70000 experts.
   // Clamped, not redrawn: every case of at most 256 experts stays as it was.
-  constexpr int64_t kMaxRouterScores = int64_t{1} << 21;
-  cfg.max_num_batched_tokens =
-      std::min(cfg.max_num_batched_tokens, kMaxRouterScores / cfg.num_experts);
+  constexpr int64_t kMaxScores = int64_t{1} << 21;
+  cfg.max_num_batched_tokens = std::min(cfg.max_num_batched_tokens, kMaxScores / cfg.num_experts);
   cfg.top_k = Uniform(1, std::min<int64_t>(8, cfg.num_experts));
   cfg.num_layers = Uniform(1, 4);
 
